@@ -1,0 +1,270 @@
+// `npm test`: build, then every test set, then one summary.
+//
+//   build     npm run build (SKIP_BUILD=1 skips it)
+//   pglite    api set (vitest.config.ts) with TEST_DB=pglite
+//   postgres  api set with TEST_DB=postgres, TEST_DATABASE_URL=<throwaway cluster>
+//   browser   test/browser/** (vitest.browser.config.ts, one file at a time)
+//   cluster   test/cluster/** with TEST_DB=postgres, TEST_DATABASE_URL
+//
+// TEST_ONLY=pglite,postgres,browser,cluster runs just those steps. Extra CLI
+// arguments go to every vitest run (`npm test -- test/rooms -t "creates"`).
+// TEST_DATABASE_URL set in the environment: used instead of starting a cluster.
+// The last line printed is always `N passed, N failed`; the exit code is 0 only
+// if every step passed.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startPostgres, findPostgresBinDir } from './postgres.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+
+const STEPS = ['pglite', 'postgres', 'browser', 'cluster'];
+const extraArgs = process.argv.slice(2);
+const inCI = process.env.CI === 'true' || process.env.CI === '1';
+const skipBuild = ['1', 'true', 'yes'].includes((process.env.SKIP_BUILD ?? '').toLowerCase());
+
+let only = STEPS;
+if (process.env.TEST_ONLY) {
+  only = process.env.TEST_ONLY.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = only.filter((s) => !STEPS.includes(s));
+  if (bad.length) {
+    console.error(`TEST_ONLY: unknown step(s) ${bad.join(', ')}; use a comma list of ${STEPS.join(', ')}`);
+    process.exit(2);
+  }
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+/** @type {{name: string, ok: boolean, passed: number, failed: number, skipped: number, text: string}[]} */
+const results = [];
+let child = null;
+let pg = null;
+let interrupted = false;
+
+const banner = (msg) => console.log(`\n\x1b[1m▶ ${msg}\x1b[0m`);
+const secs = (ms) => `${(ms / 1000).toFixed(1)}s`;
+
+function cleanup() {
+  try {
+    pg?.stopSync();
+  } catch {
+    // best effort
+  }
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${sig}: stopping`);
+    if (child && child.exitCode === null) {
+      // The child leads its own process group: signal it with its workers.
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        child.kill(sig);
+      }
+    }
+    cleanup();
+    const sum = (k) => results.reduce((n, r) => n + r[k], 0);
+    console.log(`${sum('passed')} passed, ${sum('failed') + 1} failed`);
+    process.exit(sig === 'SIGINT' ? 130 : 143);
+  });
+}
+process.on('exit', cleanup);
+
+/**
+ * Run a command with inherited stdio in its own process group (so an interrupt
+ * can stop it and every worker it forked); resolves to its exit code.
+ */
+function run(cmd, args, env = process.env) {
+  return new Promise((resolve) => {
+    child = spawn(cmd, args, { stdio: 'inherit', env, detached: true });
+    child.on('error', (err) => {
+      console.error(`${cmd}: ${err.message}`);
+      resolve(127);
+    });
+    child.on('exit', (code, signal) => {
+      child = null;
+      resolve(code ?? (signal ? 128 : 1));
+    });
+  });
+}
+
+/** True if dir holds a *.test.ts file anywhere below it. */
+function hasTestFiles(dir) {
+  if (!existsSync(dir)) return false;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules') continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory() ? hasTestFiles(p) : e.name.endsWith('.test.ts')) return true;
+  }
+  return false;
+}
+
+const vitestBin = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
+
+/**
+ * One vitest run. env: extra variables (undefined values are removed).
+ */
+async function vitest(name, { config, env }) {
+  banner(`${name}: vitest${config ? ` --config ${config}` : ''}${extraArgs.length ? ` ${extraArgs.join(' ')}` : ''}`);
+  const jsonFile = path.join(tmp, `${name}.json`);
+  const args = [
+    vitestBin,
+    'run',
+    ...(config ? ['--config', config] : []),
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${jsonFile}`,
+    '--passWithNoTests',
+    ...extraArgs,
+  ];
+  const fullEnv = { ...process.env };
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete fullEnv[k];
+    else fullEnv[k] = v;
+  }
+  const t0 = Date.now();
+  const code = await run(process.execPath, args, fullEnv);
+  const took = secs(Date.now() - t0);
+
+  let report = null;
+  try {
+    report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+  } catch {
+    // no report: vitest died before writing it
+  }
+  if (!report) {
+    return record(name, false, 0, 1, 0, `vitest exited ${code} without a report (${took}); counted as 1 failure`);
+  }
+  const passed = report.numPassedTests ?? 0;
+  let failed = report.numFailedTests ?? 0;
+  const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  const files = report.testResults?.length ?? 0;
+  let note = '';
+  if (code !== 0 && failed === 0) {
+    // A file that fails to load, or an unhandled error, fails the run without a failed test.
+    failed = 1;
+    note = `; vitest exited ${code} with no failed test (file load or unhandled error), counted as 1 failure`;
+  }
+  if (files === 0 && code === 0) {
+    return record(name, true, 0, 0, 0, `no test files matched (${took})`);
+  }
+  return record(
+    name,
+    code === 0,
+    passed,
+    failed,
+    skipped,
+    `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files} file(s) (${took})${note}`,
+  );
+}
+
+function record(name, ok, passed, failed, skipped, text) {
+  const r = { name, ok, passed, failed, skipped, text };
+  results.push(r);
+  return r;
+}
+
+async function main() {
+  // a. build
+  if (skipBuild) {
+    record('build', true, 0, 0, 0, 'skipped (SKIP_BUILD=1)');
+  } else {
+    banner('build: npm run build');
+    const t0 = Date.now();
+    const code = await run('npm', ['run', 'build']);
+    if (code === 0) record('build', true, 0, 0, 0, `passed (${secs(Date.now() - t0)})`);
+    else record('build', false, 0, 1, 0, `FAILED, exit ${code} (${secs(Date.now() - t0)}); counted as 1 failure`);
+  }
+
+  // b. api set on PGlite
+  if (only.includes('pglite')) {
+    await vitest('pglite', { env: { TEST_DB: 'pglite', TEST_DATABASE_URL: undefined } });
+  }
+
+  // c. api set on PostgreSQL (and the cluster set below needs it too)
+  let dbUrl = null;
+  const needPg = only.includes('postgres') || (only.includes('cluster') && hasTestFiles('test/cluster'));
+  if (needPg) {
+    if (process.env.TEST_DATABASE_URL) {
+      dbUrl = process.env.TEST_DATABASE_URL;
+      record('pg-start', true, 0, 0, 0, `using TEST_DATABASE_URL from the environment`);
+    } else {
+      banner('postgres: starting a throwaway cluster');
+      const t0 = Date.now();
+      try {
+        pg = await startPostgres({ log: (m) => console.log(m) });
+        dbUrl = pg.url;
+        record('pg-start', true, 0, 0, 0, `PostgreSQL started in ${secs(Date.now() - t0)} (${pg.binDir})`);
+      } catch (err) {
+        const missing = !findPostgresBinDir();
+        const how = missing
+          ? 'PostgreSQL server binaries are missing: install them with `sudo apt-get install postgresql` ' +
+            '(or set TEST_DATABASE_URL to a server you run, or TEST_ONLY=pglite,browser to leave PostgreSQL out)'
+          : `could not start PostgreSQL${inCI ? ' (CI=true: never skipped)' : ''}`;
+        console.error(`\n${how}\n${err.message}`);
+        record('pg-start', false, 0, 1, 0, `FAILED: ${how}; counted as 1 failure`);
+      }
+    }
+  }
+  if (only.includes('postgres')) {
+    if (dbUrl) await vitest('postgres', { env: { TEST_DB: 'postgres', TEST_DATABASE_URL: dbUrl } });
+    else record('postgres', false, 0, 0, 0, 'not run: no PostgreSQL');
+  }
+
+  // d. browser and cluster sets, once each
+  if (only.includes('browser')) {
+    if (!hasTestFiles('test/browser')) {
+      record('browser', true, 0, 0, 0, 'no test files in test/browser/ yet');
+      console.log('\nbrowser: no test files in test/browser/ yet, going on');
+    } else {
+      await vitest('browser', {
+        config: 'vitest.browser.config.ts',
+        env: { PARLEY_TEST_SET: 'browser', TEST_DB: 'pglite', TEST_DATABASE_URL: undefined },
+      });
+    }
+  }
+  if (only.includes('cluster')) {
+    if (!hasTestFiles('test/cluster')) {
+      record('cluster', true, 0, 0, 0, 'no test files in test/cluster/ yet');
+      console.log('\ncluster: no test files in test/cluster/ yet, going on');
+    } else if (!dbUrl) {
+      record('cluster', false, 0, 0, 0, 'not run: no PostgreSQL');
+    } else {
+      await vitest('cluster', {
+        config: 'vitest.browser.config.ts',
+        env: { PARLEY_TEST_SET: 'cluster', TEST_DB: 'postgres', TEST_DATABASE_URL: dbUrl },
+      });
+    }
+  }
+}
+
+let crashed = null;
+try {
+  await main();
+} catch (err) {
+  crashed = err;
+  console.error(err);
+} finally {
+  if (pg) {
+    await pg.stop().catch((err) => console.error(`stopping PostgreSQL: ${err.message}`));
+  }
+}
+
+if (crashed) record('runner', false, 0, 1, 0, `scripts/test.mjs crashed: ${crashed.message}`);
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+const allOk = results.every((r) => r.ok);
+
+console.log('\n\x1b[1m──── summary ────\x1b[0m');
+for (const r of results) {
+  console.log(`${r.ok ? 'ok  ' : 'FAIL'}  ${r.name.padEnd(9)} ${r.text}`);
+}
+// The very last line: the plain closing line CI reads.
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = allOk && failed === 0 ? 0 : 1;

@@ -1,0 +1,18 @@
+// Unit and API tests ("api" set). `npm test` (scripts/test.mjs) runs this set
+// twice: TEST_DB=pglite, then TEST_DB=postgres against a throwaway PostgreSQL.
+// Browser and cluster tests live in vitest.browser.config.ts.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    environment: 'node',
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', 'test/browser/**', 'test/cluster/**'],
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // 2-core machines: two test files at a time.
+    maxWorkers: 2,
+    fileParallelism: true,
+  },
+});
