@@ -1,0 +1,142 @@
+// The only reader of process.env. loadConfig validates every setting once at
+// start-up and fails with a message naming the variable (DESIGN §3).
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+
+export interface IceServer {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  adminToken: string | null;
+  logLevel: string;
+  nodeId: string;
+  /** Delete non-permanent rooms this long after their scheduled end or last activity. */
+  cleanupAfterSeconds: number;
+  cleanupIntervalSeconds: number;
+  /** A room with nobody in it becomes `ended` after this grace (reconnects within it keep it started). */
+  roomEndGraceSeconds: number;
+  /** How often a node records that it is alive, and when its participants count as gone. */
+  heartbeatIntervalSeconds: number;
+  nodeDeadAfterSeconds: number;
+  iceServers: IceServer[];
+  turnSecret: string | null;
+  turnUrls: string[];
+  turnTtlSeconds: number;
+  redisUrl: string | null;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function iceServers(env: Env): IceServer[] {
+  const raw = env.ICE_SERVERS;
+  if (raw === undefined || raw === '') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('ICE_SERVERS', 'must be a JSON array like [{"urls":"stun:stun.example.org:3478"}]');
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError('ICE_SERVERS', 'must be a JSON array');
+  return parsed.map((entry, index) => {
+    const urls = (entry as IceServer | null)?.urls;
+    const valid = typeof urls === 'string' || (Array.isArray(urls) && urls.length > 0 && urls.every((u) => typeof u === 'string'));
+    if (!valid) throw new ConfigError('ICE_SERVERS', `entry ${index} needs "urls" (a string or an array of strings)`);
+    const { username, credential } = entry as IceServer;
+    return { urls, ...(username ? { username } : {}), ...(credential ? { credential } : {}) };
+  });
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const adminToken = env.PARLEY_ADMIN_TOKEN || null;
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new ConfigError('PARLEY_ADMIN_TOKEN', 'must be at least 16 characters long');
+  }
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL', 'must start with postgres:// or postgresql://');
+  }
+  const redisUrl = env.REDIS_URL || null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://');
+  }
+  const turnSecret = env.TURN_SECRET || null;
+  const turnUrls = (env.TURN_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  if (turnUrls.some((u) => !/^turns?:/.test(u))) throw new ConfigError('TURN_URLS', 'must be a comma-separated list of turn: or turns: URLs');
+  if ((turnSecret === null) !== (turnUrls.length === 0)) {
+    throw new ConfigError(turnSecret === null ? 'TURN_SECRET' : 'TURN_URLS', 'must be set together with ' + (turnSecret === null ? 'TURN_URLS' : 'TURN_SECRET'));
+  }
+  const config: Config = {
+    port,
+    host: env.HOST || '127.0.0.1',
+    publicUrl: httpUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`),
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl,
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    adminToken,
+    logLevel: env.LOG_LEVEL || 'info',
+    nodeId: env.NODE_ID || randomUUID(),
+    cleanupAfterSeconds: integer(env, 'CLEANUP_AFTER_DAYS', 30, 0, 36500) * 86400,
+    cleanupIntervalSeconds: integer(env, 'CLEANUP_INTERVAL_SECONDS', 3600, 1, 86400 * 7),
+    roomEndGraceSeconds: integer(env, 'ROOM_END_GRACE_SECONDS', 15, 0, 3600),
+    heartbeatIntervalSeconds: integer(env, 'HEARTBEAT_INTERVAL_SECONDS', 2, 1, 60),
+    nodeDeadAfterSeconds: integer(env, 'NODE_DEAD_AFTER_SECONDS', 6, 2, 600),
+    iceServers: iceServers(env),
+    turnSecret,
+    turnUrls,
+    turnTtlSeconds: integer(env, 'TURN_TTL_SECONDS', 3600, 60, 86400),
+    redisUrl,
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+  };
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);
+  }
+  return Object.freeze(config);
+}

@@ -1,0 +1,167 @@
+// One database interface over PGlite (embedded, the default) and PostgreSQL
+// (DATABASE_URL). Everything above this module talks to Kysely only.
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+/** Runs multi-statement SQL scripts (the simple protocol) for migrations. */
+export interface ScriptRunner {
+  exec(script: string): Promise<void>;
+  names(query: string): Promise<string[]>;
+}
+
+export interface DatabaseHandle {
+  db: Db;
+  /** Runs fn alone across every process that shares the database (migrations). */
+  withScriptRunner<T>(fn: (runner: ScriptRunner) => Promise<T>): Promise<T>;
+  kind: 'pglite' | 'postgres';
+  /** A short description for logs: never includes a password. */
+  description: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class DatabaseLockedError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(
+      `The embedded database in ${dataDir} is in use by another Parley process (pid ${pid}). ` +
+        'PGlite allows one process per data directory: stop that process first, or run this command against the running server.',
+    );
+    this.name = 'DatabaseLockedError';
+  }
+}
+
+// int8 (counts, ids) as numbers: every value Parley stores fits in 2^53.
+// date as the 'YYYY-MM-DD' text: a calendar day, not an instant.
+const INT8 = 20;
+const DATE = 1082;
+const parseInt8 = (value: string) => Number(value);
+const keepText = (value: string) => value;
+
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = parsed.password ? '***' : '';
+    return `PostgreSQL ${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+export async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // Fail fast instead of hanging when the server is down (503, not a stuck request).
+    connectionTimeoutMillis: 5000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8) return parseInt8;
+        if (oid === DATE) return keepText;
+        return pg.types.getTypeParser(oid, format);
+      }) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    withScriptRunner: async (fn) => {
+      const client = await pool.connect();
+      try {
+        // Nodes starting together migrate one at a time.
+        await client.query('select pg_advisory_lock(7220001)');
+        return await fn({
+          exec: async (script) => void (await client.query(script)),
+          names: async (query) => (await client.query<{ name: string }>(query)).rows.map((r) => r.name),
+        });
+      } finally {
+        await client.query('select pg_advisory_unlock(7220001)').catch(() => {});
+        client.release();
+      }
+    },
+    kind: 'postgres',
+    description: describeDatabaseUrl(url),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Takes the data directory's lock file, or throws DatabaseLockedError if a live process holds it. */
+function lockDataDir(dataDir: string): () => void {
+  const lockPath = path.join(dataDir, 'parley.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = Number(fs.readFileSync(lockPath, 'utf8'));
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new DatabaseLockedError(dataDir, pid);
+      }
+      // A stale lock left by a process that died: take it over.
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock ${lockPath}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** dataDir null = in memory (tests). */
+export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle> {
+  let unlock = () => {};
+  if (dataDir !== null) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    unlock = lockDataDir(dataDir);
+  }
+  try {
+    const pglite = await PGlite.create(dataDir === null ? 'memory://' : path.join(dataDir, 'pglite'), {
+      parsers: { [INT8]: parseInt8, [DATE]: keepText },
+    });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    return {
+      db,
+      withScriptRunner: (fn) =>
+        fn({
+          exec: async (script) => void (await pglite.exec(script)),
+          names: async (query) => (await pglite.query<{ name: string }>(query)).rows.map((r) => r.name),
+        }),
+      kind: 'pglite',
+      description: dataDir === null ? 'PGlite (in memory)' : `PGlite ${dataDir}`,
+      ping: async () => {
+        await sql`select 1`.execute(db);
+      },
+      close: async () => {
+        await db.destroy();
+        unlock();
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
+
+export function openDatabase(config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number }) {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl, config.databasePoolSize)
+    : openPGlite(config.dataDir);
+}

@@ -1,0 +1,147 @@
+// Row types of the tables in migrations/, for Kysely's typed queries.
+import type { Generated } from 'kysely';
+
+export type RoomStatus = 'active' | 'started' | 'ended' | 'closed';
+export type Rating = 'good' | 'neutral' | 'bad';
+export type ParticipantRole = 'host' | 'guest';
+
+export interface TenantsTable {
+  id: string;
+  name: string;
+  default_return_url: string;
+  timezone: string;
+  created_at: Date;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface DoctorsTable {
+  id: string;
+  tenant_id: string;
+  organization_id: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  tenant_id: string;
+  organization_id: string | null;
+  label: string | null;
+  token_hash: Uint8Array;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface TenantFeaturesTable {
+  tenant_id: string;
+  feature: string;
+  enabled: boolean;
+}
+
+export interface OrganizationFeaturesTable {
+  organization_id: string;
+  feature: string;
+  enabled: boolean;
+}
+
+export interface RoomsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  organization_id: string | null;
+  doctor_id: string | null;
+  token: string;
+  access_token: string;
+  guest_token: string;
+  name: string;
+  status: RoomStatus;
+  host_display_name: string | null;
+  guest_display_name: string | null;
+  enable_chat: boolean;
+  enable_screenshare: boolean;
+  enable_invites: boolean;
+  enable_audio_indicator: boolean;
+  scheduled_at: Date;
+  meeting_duration: number;
+  return_url: string;
+  host_return_url: string | null;
+  permanent: boolean;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  ended_at: Date | null;
+  closed_at: Date | null;
+  emptied_at: Date | null;
+  cleanup_base_at: Date;
+}
+
+export interface RoomGuestTokensTable {
+  token: string;
+  room_id: number;
+  kind: 'additional' | 'invite';
+  created_at: Date;
+}
+
+export interface RoomCountsTable {
+  tenant_id: string;
+  organization_id: string;
+  count: number;
+}
+
+export interface NodesTable {
+  id: string;
+  started_at: Date;
+  heartbeat_at: Date;
+}
+
+export interface ParticipantsTable {
+  token: string;
+  room_id: number;
+  role: ParticipantRole;
+  display_name: string;
+  node_id: string;
+  joined_at: Date;
+  left_at: Date | null;
+}
+
+export interface RoomFeedbacksTable {
+  id: Generated<number>;
+  tenant_id: string;
+  room_token: string;
+  participant_token: string | null;
+  rating: Rating;
+  feedback: string | null;
+  local_day: string;
+  created_at: Date;
+}
+
+export interface FeedbackDailyCountsTable {
+  tenant_id: string;
+  day: string;
+  rating: Rating;
+  count: number;
+}
+
+export interface Database {
+  tenants: TenantsTable;
+  organizations: OrganizationsTable;
+  doctors: DoctorsTable;
+  api_tokens: ApiTokensTable;
+  tenant_features: TenantFeaturesTable;
+  organization_features: OrganizationFeaturesTable;
+  rooms: RoomsTable;
+  room_guest_tokens: RoomGuestTokensTable;
+  room_counts: RoomCountsTable;
+  nodes: NodesTable;
+  participants: ParticipantsTable;
+  room_feedbacks: RoomFeedbacksTable;
+  feedback_daily_counts: FeedbackDailyCountsTable;
+}
+
+/** The sentinel organization_id of room_counts rows that count a whole tenant. */
+export const WHOLE_TENANT = '00000000-0000-0000-0000-000000000000';

@@ -1,0 +1,180 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../db/client.js';
+import { WHOLE_TENANT, type RoomsTable } from '../../db/schema.js';
+import type { PageQuery } from '../support/pagination.js';
+
+export type RoomRow = Selectable<RoomsTable>;
+export type NewRoom = Omit<RoomRow, 'id'>;
+
+/** Which rooms a caller sees: the whole tenant, or one organization (with its doctors' rooms). */
+export interface RoomScope {
+  tenantId: string;
+  organizationId: string | null;
+}
+
+export function createRoomsRepo(db: Db) {
+  function scoped(scope: RoomScope) {
+    let query = db.selectFrom('rooms').selectAll().where('tenant_id', '=', scope.tenantId);
+    if (scope.organizationId !== null) query = query.where('organization_id', '=', scope.organizationId);
+    return query;
+  }
+
+  return {
+    async insert(room: NewRoom, guestTokens: string[]): Promise<RoomRow> {
+      return db.transaction().execute(async (tx) => {
+        const row = await tx.insertInto('rooms').values(room).returningAll().executeTakeFirstOrThrow();
+        if (guestTokens.length) {
+          await tx
+            .insertInto('room_guest_tokens')
+            .values(guestTokens.map((token) => ({ token, room_id: row.id, kind: 'additional' as const, created_at: room.created_at })))
+            .execute();
+        }
+        return row;
+      });
+    },
+
+    async findByToken(scope: RoomScope, token: string): Promise<RoomRow | null> {
+      return (await scoped(scope).where('token', '=', token).executeTakeFirst()) ?? null;
+    },
+
+    async update(
+      id: number,
+      changes: Partial<NewRoom>,
+      guestTokens: { add: string[]; removeCount: number; at: Date },
+    ): Promise<RoomRow> {
+      return db.transaction().execute(async (tx) => {
+        const row = await tx.updateTable('rooms').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+        if (guestTokens.add.length) {
+          await tx
+            .insertInto('room_guest_tokens')
+            .values(guestTokens.add.map((token) => ({ token, room_id: id, kind: 'additional' as const, created_at: guestTokens.at })))
+            .execute();
+        }
+        if (guestTokens.removeCount > 0) {
+          // The newest additional guests go first; the links already handed out early keep working.
+          await tx
+            .deleteFrom('room_guest_tokens')
+            .where(
+              'token',
+              'in',
+              tx
+                .selectFrom('room_guest_tokens')
+                .select('token')
+                .where('room_id', '=', id)
+                .where('kind', '=', 'additional')
+                .orderBy('created_at', 'desc')
+                .orderBy('token', 'desc')
+                .limit(guestTokens.removeCount),
+            )
+            .execute();
+        }
+        return row;
+      });
+    },
+
+    /** Closes the room unless it is closed already; returns the row either way. */
+    async close(id: number, at: Date): Promise<RoomRow | null> {
+      const row = await db
+        .updateTable('rooms')
+        .set({ status: 'closed', closed_at: at, updated_at: at })
+        .where('id', '=', id)
+        .where('status', '!=', 'closed')
+        .returningAll()
+        .executeTakeFirst();
+      return row ?? null;
+    },
+
+    async delete(id: number): Promise<boolean> {
+      const result = await db.deleteFrom('rooms').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+
+    /** Number of rooms in scope, from the counts the triggers keep (never a scan). */
+    async count(scope: RoomScope): Promise<number> {
+      const row = await db
+        .selectFrom('room_counts')
+        .select('count')
+        .where('tenant_id', '=', scope.tenantId)
+        .where('organization_id', '=', scope.organizationId ?? WHOLE_TENANT)
+        .executeTakeFirst();
+      return row ? Number(row.count) : 0;
+    },
+
+    /** One page of rooms in scope, oldest first. */
+    async page(scope: RoomScope, query: PageQuery): Promise<RoomRow[]> {
+      switch (query.kind) {
+        case 'empty':
+          return [];
+        case 'offset':
+          return scoped(scope).orderBy('id').offset(query.offset).limit(query.limit).execute();
+        case 'after':
+          return scoped(scope).where('id', '>', Number(query.key)).orderBy('id').limit(query.limit).execute();
+        case 'before':
+          return (await scoped(scope).where('id', '<', Number(query.key)).orderBy('id', 'desc').limit(query.limit).execute()).reverse();
+        case 'tail':
+          return (await scoped(scope).orderBy('id', 'desc').limit(query.limit).execute()).reverse();
+      }
+    },
+
+    /** Tokens of the participants connected now, per room id. */
+    async connectedParticipants(roomIds: number[]): Promise<Map<number, string[]>> {
+      const byRoom = new Map<number, string[]>(roomIds.map((id) => [id, []]));
+      if (roomIds.length === 0) return byRoom;
+      const rows = await db
+        .selectFrom('participants')
+        .select(['room_id', 'token'])
+        .where('room_id', 'in', roomIds)
+        .where('left_at', 'is', null)
+        .orderBy('joined_at')
+        .execute();
+      for (const row of rows) byRoom.get(row.room_id)?.push(row.token);
+      return byRoom;
+    },
+
+    /** Additional guest tokens per room id, oldest first. */
+    async additionalTokens(roomIds: number[]): Promise<Map<number, string[]>> {
+      const byRoom = new Map<number, string[]>(roomIds.map((id) => [id, []]));
+      if (roomIds.length === 0) return byRoom;
+      const rows = await db
+        .selectFrom('room_guest_tokens')
+        .select(['room_id', 'token'])
+        .where('room_id', 'in', roomIds)
+        .where('kind', '=', 'additional')
+        .orderBy('created_at')
+        .orderBy('token')
+        .execute();
+      for (const row of rows) byRoom.get(row.room_id)?.push(row.token);
+      return byRoom;
+    },
+
+    async countAdditionalTokens(roomId: number): Promise<number> {
+      const row = await db
+        .selectFrom('room_guest_tokens')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('room_id', '=', roomId)
+        .where('kind', '=', 'additional')
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /**
+     * Deletes up to `limit` non-permanent rooms whose cleanup time has passed
+     * and that nobody is in. Returns their tokens.
+     */
+    async deleteExpired(before: Date, limit: number): Promise<string[]> {
+      const result = await sql<{ token: string }>`
+        delete from rooms where id in (
+          select r.id from rooms r
+          where not r.permanent and r.cleanup_base_at < ${before}
+            and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)
+          order by r.cleanup_base_at
+          limit ${limit}
+          for update skip locked
+        )
+        returning token`.execute(db);
+      return result.rows.map((r) => r.token);
+    },
+  };
+}
+
+export type RoomsRepo = ReturnType<typeof createRoomsRepo>;

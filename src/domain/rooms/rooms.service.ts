@@ -1,0 +1,220 @@
+// Rooms (§4.1-4.6, DESIGN §5). The route schemas have checked every field's
+// type and range; this service decides what needs the database: the doctor's
+// scope (400) and the feature toggles (422, decided after 400).
+import { FeatureDisabledError, NotFoundError, ValidationError } from '../../errors.js';
+import type { Principal } from '../auth/auth.service.js';
+import type { Clock } from '../support/clock.js';
+import type { Ids } from '../support/ids.js';
+import { pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
+import type { TenantsRepo } from '../tenants/tenants.repo.js';
+import type { RoomEventBus } from './room-events.js';
+import type { NewRoom, RoomRow, RoomScope, RoomsRepo } from './rooms.repo.js';
+
+export interface RoomInput {
+  name: string;
+  meeting_duration: number;
+  scheduled_at: string;
+  return_url?: string | null;
+  host_return_url?: string | null;
+  host_display_name?: string | null;
+  guest_display_name?: string | null;
+  enable_chat?: boolean;
+  enable_screenshare?: boolean;
+  enable_invites?: boolean;
+  enable_audio_indicator?: boolean;
+  additional_guest_count?: number;
+  permanent?: boolean;
+  doctor_id?: string | null;
+}
+
+/** A room with what its API representation needs besides the row. */
+export interface RoomView {
+  row: RoomRow;
+  currentParticipants: string[];
+  additionalTokens: string[];
+  /** additional_access_tokens are shown only while the feature is on for the caller. */
+  showAdditionalTokens: boolean;
+}
+
+interface Deps {
+  rooms: RoomsRepo;
+  tenants: TenantsRepo;
+  events: RoomEventBus;
+  ids: Ids;
+  clock: Clock;
+}
+
+const MINUTE = 60_000;
+
+export function scopeOf(principal: Principal): RoomScope {
+  return { tenantId: principal.tenantId, organizationId: principal.organizationId };
+}
+
+/** Cleanup counts from the later of the scheduled end and the last activity. */
+export function cleanupBase(scheduledAt: Date, meetingDuration: number, lastActivity: Date): Date {
+  const scheduledEnd = new Date(scheduledAt.getTime() + meetingDuration * MINUTE);
+  return scheduledEnd > lastActivity ? scheduledEnd : lastActivity;
+}
+
+function displayName(value: string | null | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : null;
+}
+
+export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps) {
+  const feature = (principal: Principal, name: string) =>
+    tenants.featureEnabled(principal.tenantId, principal.organizationId, name);
+
+  /** The organization a room belongs to: the doctor's, else the caller's. */
+  async function resolveOwner(principal: Principal, doctorId: string | null | undefined) {
+    if (doctorId === undefined || doctorId === null) return { organizationId: principal.organizationId, doctorId: null };
+    const doctor = await tenants.findDoctor(principal.tenantId, doctorId);
+    if (!doctor || (principal.organizationId !== null && doctor.organization_id !== principal.organizationId)) {
+      throw ValidationError.of('doctor_id', 'invalid', 'is not a doctor in the scope of this token');
+    }
+    return { organizationId: doctor.organization_id, doctorId: doctor.id };
+  }
+
+  async function checkFeatures(principal: Principal, input: RoomInput) {
+    if (input.permanent === true && !(await feature(principal, 'permanent_rooms'))) {
+      throw new FeatureDisabledError('Permanent rooms are not enabled (feature permanent_rooms)');
+    }
+    if ((input.additional_guest_count ?? 0) > 0 && !(await feature(principal, 'additional_participants'))) {
+      throw new FeatureDisabledError('Additional participants are not enabled (feature additional_participants)');
+    }
+  }
+
+  function settings(principal: Principal, input: RoomInput) {
+    return {
+      name: input.name.trim(),
+      meeting_duration: input.meeting_duration,
+      scheduled_at: new Date(input.scheduled_at),
+      return_url: input.return_url ?? principal.tenantReturnUrl,
+      host_return_url: input.host_return_url ?? null,
+      host_display_name: displayName(input.host_display_name),
+      guest_display_name: displayName(input.guest_display_name),
+      enable_chat: input.enable_chat ?? true,
+      enable_screenshare: input.enable_screenshare ?? true,
+      enable_invites: input.enable_invites ?? true,
+      enable_audio_indicator: input.enable_audio_indicator ?? true,
+      permanent: input.permanent ?? false,
+    };
+  }
+
+  async function view(principal: Principal, rows: RoomRow[]): Promise<RoomView[]> {
+    const ids = rows.map((r) => r.id);
+    const [participants, additional, showAdditionalTokens] = await Promise.all([
+      rooms.connectedParticipants(ids),
+      rooms.additionalTokens(ids),
+      feature(principal, 'additional_participants'),
+    ]);
+    return rows.map((row) => ({
+      row,
+      currentParticipants: participants.get(row.id) ?? [],
+      additionalTokens: additional.get(row.id) ?? [],
+      showAdditionalTokens,
+    }));
+  }
+
+  async function requireRoom(principal: Principal, token: string): Promise<RoomRow> {
+    const row = await rooms.findByToken(scopeOf(principal), token);
+    if (!row) throw new NotFoundError('Room not found');
+    return row;
+  }
+
+  return {
+    async create(principal: Principal, input: RoomInput): Promise<RoomView> {
+      const owner = await resolveOwner(principal, input.doctor_id);
+      await checkFeatures(principal, input);
+      const now = clock.now();
+      const values = settings(principal, input);
+      const room: NewRoom = {
+        ...values,
+        tenant_id: principal.tenantId,
+        organization_id: owner.organizationId,
+        doctor_id: owner.doctorId,
+        token: ids.secret(16),
+        access_token: ids.secret(32),
+        guest_token: ids.secret(32),
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+        started_at: null,
+        ended_at: null,
+        closed_at: null,
+        emptied_at: null,
+        cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, now),
+      };
+      const guestTokens = Array.from({ length: input.additional_guest_count ?? 0 }, () => ids.secret(32));
+      const row = await rooms.insert(room, guestTokens);
+      return (await view(principal, [row]))[0]!;
+    },
+
+    async get(principal: Principal, token: string): Promise<RoomView> {
+      return (await view(principal, [await requireRoom(principal, token)]))[0]!;
+    },
+
+    /**
+     * PUT replaces the room's settings: omitted optional settings return to
+     * their defaults (§4.4). doctor_id and additional_guest_count change only
+     * when sent, so a settings update never revokes links already handed out.
+     */
+    async update(principal: Principal, token: string, input: RoomInput): Promise<RoomView> {
+      const existing = await requireRoom(principal, token);
+      const owner =
+        input.doctor_id === undefined
+          ? { organizationId: existing.organization_id, doctorId: existing.doctor_id }
+          : await resolveOwner(principal, input.doctor_id);
+      await checkFeatures(principal, input);
+      const now = clock.now();
+      const values = settings(principal, input);
+      let add: string[] = [];
+      let removeCount = 0;
+      if (input.additional_guest_count !== undefined) {
+        const current = await rooms.countAdditionalTokens(existing.id);
+        add = Array.from({ length: Math.max(0, input.additional_guest_count - current) }, () => ids.secret(32));
+        removeCount = Math.max(0, current - input.additional_guest_count);
+      }
+      const row = await rooms.update(
+        existing.id,
+        {
+          ...values,
+          organization_id: owner.organizationId,
+          doctor_id: owner.doctorId,
+          updated_at: now,
+          cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, existing.cleanup_base_at),
+        },
+        { add, removeCount, at: now },
+      );
+      events.publish({ type: 'room-updated', roomId: row.id });
+      return (await view(principal, [row]))[0]!;
+    },
+
+    async close(principal: Principal, token: string): Promise<void> {
+      const existing = await requireRoom(principal, token);
+      const closed = await rooms.close(existing.id, clock.now());
+      // Closing a closed room is 204 again (DESIGN §5); the call hears of it either way.
+      events.publish({ type: 'room-closed', roomId: (closed ?? existing).id });
+    },
+
+    async delete(principal: Principal, token: string): Promise<void> {
+      const existing = await requireRoom(principal, token);
+      await rooms.delete(existing.id);
+      events.publish({ type: 'room-deleted', roomId: existing.id });
+    },
+
+    async list(principal: Principal, request: PageRequest): Promise<{ rooms: RoomView[]; info: PageInfo; firstKey: string | null; lastKey: string | null }> {
+      const scope = scopeOf(principal);
+      const totalCount = await rooms.count(scope);
+      const rows = await rooms.page(scope, pageQuery(request, totalCount));
+      return {
+        rooms: await view(principal, rows),
+        info: { page: request.page, perPage: request.perPage, totalCount, totalPages: totalPages(totalCount, request.perPage) },
+        firstKey: rows.length ? String(rows[0]!.id) : null,
+        lastKey: rows.length ? String(rows[rows.length - 1]!.id) : null,
+      };
+    },
+  };
+}
+
+export type RoomsService = ReturnType<typeof createRoomsService>;

@@ -1,0 +1,30 @@
+// Calendar days in a tenant's timezone: feedback from/to filters are dates there (DESIGN §5).
+
+export function isValidTimezone(timezone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The 'YYYY-MM-DD' date of `instant` in `timezone`. */
+export function localDay(instant: Date, timezone: string): string {
+  let formatter = formatters.get(timezone);
+  if (!formatter) {
+    // en-CA formats dates as YYYY-MM-DD.
+    formatter = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formatters.set(timezone, formatter);
+  }
+  return formatter.format(instant);
+}
+
+/** True for a real calendar date written YYYY-MM-DD (rejects 2025-02-30). */
+export function isCalendarDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const date = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
+}

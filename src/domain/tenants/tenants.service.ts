@@ -1,0 +1,143 @@
+// Operator actions (DESIGN §4): tenants, organizations, doctors, API tokens and
+// feature toggles. Reached through the admin API and the `parley admin` CLI.
+import { NotFoundError, ValidationError } from '../../errors.js';
+import type { Clock } from '../support/clock.js';
+import type { Ids } from '../support/ids.js';
+import { hashSecret } from '../support/secrets.js';
+import { isValidTimezone } from '../support/timezone.js';
+import { FieldErrors, checkName, checkUrl } from '../support/validate.js';
+import { isFeature } from './features.js';
+import type { TenantsRepo } from './tenants.repo.js';
+
+export const API_TOKEN_PREFIX = 'prl_';
+
+export interface IssuedToken {
+  id: string;
+  token: string;
+  kind: 'instance' | 'organization';
+  organization_id: string | null;
+  label: string | null;
+  created_at: Date;
+}
+
+interface Deps {
+  repo: TenantsRepo;
+  ids: Ids;
+  clock: Clock;
+  /** Where guests go after a call when neither the room nor the tenant says otherwise. */
+  fallbackReturnUrl: string;
+}
+
+export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: Deps) {
+  async function requireTenant(id: string) {
+    const tenant = await repo.findTenant(id);
+    if (!tenant) throw new NotFoundError('Tenant not found');
+    return tenant;
+  }
+
+  async function requireOrganization(id: string) {
+    const org = await repo.findOrganization(id);
+    if (!org) throw new NotFoundError('Organization not found');
+    return org;
+  }
+
+  function checkFeature(feature: string) {
+    if (!isFeature(feature)) throw ValidationError.of('feature', 'inclusion', 'is not a known feature (permanent_rooms, additional_participants)');
+  }
+
+  return {
+    async createTenant(input: { name?: string; default_return_url?: string | null; timezone?: string | null }) {
+      const errors = new FieldErrors();
+      const name = checkName(errors, 'name', input.name, 255);
+      checkUrl(errors, 'default_return_url', input.default_return_url);
+      const timezone = input.timezone ?? 'UTC';
+      if (!isValidTimezone(timezone)) errors.add('timezone', 'invalid', 'is not a known IANA time zone');
+      if (errors.list.length) throw new ValidationError(errors.list);
+      return repo.insertTenant({
+        id: ids.uuid(),
+        name,
+        default_return_url: input.default_return_url ?? fallbackReturnUrl,
+        timezone,
+        created_at: clock.now(),
+      });
+    },
+
+    listTenants: () => repo.listTenants(),
+
+    async createOrganization(tenantId: string, input: { name?: string }) {
+      await requireTenant(tenantId);
+      const errors = new FieldErrors();
+      const name = checkName(errors, 'name', input.name, 255);
+      if (errors.list.length) throw new ValidationError(errors.list);
+      return repo.insertOrganization({ id: ids.uuid(), tenant_id: tenantId, name, created_at: clock.now() });
+    },
+
+    async createDoctor(organizationId: string, input: { name?: string }) {
+      const org = await requireOrganization(organizationId);
+      const errors = new FieldErrors();
+      const name = checkName(errors, 'name', input.name, 255);
+      if (errors.list.length) throw new ValidationError(errors.list);
+      return repo.insertDoctor({ id: ids.uuid(), tenant_id: org.tenant_id, organization_id: org.id, name, created_at: clock.now() });
+    },
+
+    async issueToken(tenantId: string, input: { organization_id?: string | null; label?: string | null }): Promise<IssuedToken> {
+      await requireTenant(tenantId);
+      const organizationId = input.organization_id ?? null;
+      if (organizationId !== null) {
+        const org = await repo.findOrganization(organizationId);
+        if (!org || org.tenant_id !== tenantId) throw ValidationError.of('organization_id', 'invalid', 'is not an organization of this tenant');
+      }
+      const label = input.label?.trim() || null;
+      if (label && label.length > 255) throw ValidationError.of('label', 'too_long', 'is too long (maximum is 255 characters)');
+      const token = API_TOKEN_PREFIX + ids.secret(32);
+      const row = {
+        id: ids.uuid(),
+        tenant_id: tenantId,
+        organization_id: organizationId,
+        label,
+        token_hash: hashSecret(token),
+        created_at: clock.now(),
+        revoked_at: null,
+      };
+      await repo.insertToken(row);
+      return {
+        id: row.id,
+        token,
+        kind: organizationId ? 'organization' : 'instance',
+        organization_id: organizationId,
+        label,
+        created_at: row.created_at,
+      };
+    },
+
+    async revokeToken(id: string): Promise<void> {
+      if (!(await repo.revokeToken(id, clock.now())) && !(await repo.tokenExists(id))) throw new NotFoundError('Token not found');
+    },
+
+    async setTenantFeature(tenantId: string, feature: string, enabled: boolean) {
+      checkFeature(feature);
+      await requireTenant(tenantId);
+      await repo.setTenantFeature(tenantId, feature, enabled);
+      return { feature, enabled };
+    },
+
+    async setOrganizationFeature(organizationId: string, feature: string, enabled: boolean | null) {
+      checkFeature(feature);
+      await requireOrganization(organizationId);
+      await repo.setOrganizationFeature(organizationId, feature, enabled);
+      return { feature, enabled };
+    },
+
+    /**
+     * First start on an empty database: create the tenant `default` with an
+     * Instance API token, and return the token so it can be printed once.
+     */
+    async bootstrapDefaultTenant(): Promise<string | null> {
+      if ((await repo.countTenants()) > 0) return null;
+      const tenant = await this.createTenant({ name: 'default' });
+      return (await this.issueToken(tenant.id, { label: 'created at first start' })).token;
+    },
+  };
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;

@@ -1,0 +1,100 @@
+// buildApp assembles the HTTP application from its dependencies; it never
+// listens (main.ts does), so tests run it in-process with inject() or a port.
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { Principal } from '../domain/auth/auth.service.js';
+import type { Services } from '../services.js';
+import { errorHandler } from './error-handler.js';
+import { loggerOptions } from './logging.js';
+import { adminRoutes } from './routes/admin.routes.js';
+import { feedbackRoutes } from './routes/feedback.routes.js';
+import { healthRoutes, type ReadinessCheck } from './routes/health.routes.js';
+import { roomsRoutes } from './routes/rooms.routes.js';
+import { FeedbackSchema, RoomSchema } from './schemas.js';
+import { validatorCompiler } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export interface AppOptions {
+  services: Services;
+  /** Where logs go; defaults to stdout at the configured level. */
+  logStream?: NodeJS.WritableStream;
+  /** Extra readiness checks (e.g. Redis) beside the database. */
+  readiness?: ReadinessCheck[];
+  /** Further plugins to register (the join pages and the realtime server). */
+  plugins?: FastifyPluginAsync[];
+}
+
+export const API_BODY_LIMIT = 64 * 1024;
+
+export async function buildApp({ services, logStream, readiness = [], plugins = [] }: AppOptions): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, logStream),
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: API_BODY_LIMIT,
+    trustProxy: config.trustProxy,
+    // Join and room tokens travel in paths; a path longer than this names nothing of ours.
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Shared schemas belong to the root: a plugin that adds its own gets a new
+  // schema controller and would lose the validator compiler above.
+  app.addSchema(RoomSchema);
+  app.addSchema(FeedbackSchema);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
+
+  // One line per response, with the route pattern instead of the URL: URLs
+  // carry room and join tokens, which never go to the logs.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url ?? '(no route)', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Parley video rooms API',
+        version: '1.0.0',
+        description: 'Rooms, room feedback and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Instance or Organization API token' },
+          admin: { type: 'http', scheme: 'bearer', description: 'PARLEY_ADMIN_TOKEN' },
+        },
+      },
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.decorateRequest('principal', null as unknown as Principal);
+  await app.register(async (api) => {
+    // Authentication runs before the body is read: no token, no parsing (401 before 400).
+    api.addHook('onRequest', async (request) => {
+      request.principal = await services.auth.authenticate(request.headers.authorization);
+    });
+    await api.register(roomsRoutes(services));
+    await api.register(feedbackRoutes(services));
+  });
+
+  if (config.adminToken) await app.register(adminRoutes(services, config.adminToken));
+  await app.register(healthRoutes([{ name: 'database', check: () => services.database.ping() }, ...readiness]));
+  for (const plugin of plugins) await app.register(plugin);
+  return app;
+}

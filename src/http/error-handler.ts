@@ -1,0 +1,63 @@
+// The one place where errors become HTTP responses in the interface's shapes
+// (§7): 400 an array of {attribute, type, message}; 401/403/404/422 {error}.
+// Nothing else escapes: no stack, no driver message, no 5xx detail.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  FeatureDisabledError,
+  ForbiddenError,
+  NotFoundError,
+  RoomClosedError,
+  UnauthorizedError,
+  ValidationError,
+  type FieldError,
+} from '../errors.js';
+import { toFieldErrors } from './validation.js';
+
+/** Connection-level failures of the database: the service is unavailable, not broken. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && (/^(08|57P0|53300)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(e.code))) {
+    return true;
+  }
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error/i.test(
+    e?.message ?? '',
+  );
+}
+
+function fieldErrorsOf(error: FastifyError): FieldError[] | null {
+  if (error.validation) return toFieldErrors(error.validation as never, error.validationContext ?? 'body');
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return [{ attribute: 'body', type: 'invalid', message: 'is not valid JSON' }];
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return [{ attribute: 'body', type: 'blank', message: "can't be blank" }];
+    default:
+      return /^Unexpected token|JSON/.test(error.message) && error.statusCode === 400
+        ? [{ attribute: 'body', type: 'invalid', message: 'is not valid JSON' }]
+        : null;
+  }
+}
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof ValidationError) return reply.status(400).send(error.errors);
+  const fieldErrors = fieldErrorsOf(error);
+  if (fieldErrors) return reply.status(400).send(fieldErrors);
+  if (error instanceof UnauthorizedError) {
+    return reply.status(401).header('WWW-Authenticate', 'Bearer').send({ error: error.message });
+  }
+  if (error instanceof ForbiddenError) return reply.status(403).send({ error: error.message });
+  if (error instanceof NotFoundError) return reply.status(404).send({ error: error.message });
+  if (error instanceof RoomClosedError) return reply.status(409).send({ error: error.message });
+  if (error instanceof FeatureDisabledError) return reply.status(422).send({ error: error.message });
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ code: (error as { code?: string }).code }, 'database unavailable');
+    return reply.status(503).header('Retry-After', '1').send({ error: 'Service temporarily unavailable, try again shortly' });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (413 body too large, 415 media type, ...).
+    return reply.status(status).send({ error: error.message });
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return reply.status(500).send({ error: 'Internal server error' });
+}

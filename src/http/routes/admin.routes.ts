@@ -1,0 +1,183 @@
+// The operator admin API (DESIGN §4). Registered only when PARLEY_ADMIN_TOKEN
+// is set; otherwise every /admin path is an ordinary 404.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { NotFoundError, UnauthorizedError } from '../../errors.js';
+import { parseBearer } from '../../domain/auth/auth.service.js';
+import { secretsEqual } from '../../domain/support/secrets.js';
+import type { Services } from '../../services.js';
+import { ErrorSchema, Nullable, ValidationErrorsSchema } from '../schemas.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUIDs; anything else names nothing (and never reaches a uuid column). */
+function id(value: string, what: string): string {
+  if (!UUID.test(value)) throw new NotFoundError(`${what} not found`);
+  return value.toLowerCase();
+}
+
+const dateTime = Type.String({ format: 'date-time' });
+const TenantSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  default_return_url: Type.String(),
+  timezone: Type.String(),
+  created_at: dateTime,
+});
+const name = Type.String({ maxLength: 255 });
+const errors = { 400: ValidationErrorsSchema, 401: ErrorSchema, 404: ErrorSchema };
+
+export const adminRoutes =
+  (services: Services, adminToken: string): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const tags = ['admin'];
+    const security = [{ admin: [] }];
+    const { tenants } = services;
+
+    app.addHook('onRequest', async (request) => {
+      const presented = parseBearer(request.headers.authorization);
+      if (presented === null || !secretsEqual(presented, adminToken)) throw new UnauthorizedError('Missing or invalid admin token');
+    });
+
+    const presentTenant = (t: Awaited<ReturnType<typeof tenants.createTenant>>) => ({ ...t, created_at: t.created_at.toISOString() });
+
+    app.post(
+      '/admin/tenants',
+      {
+        schema: {
+          tags,
+          security,
+          summary: 'Create a tenant',
+          body: Type.Object({
+            name,
+            default_return_url: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+            timezone: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+          }),
+          response: { 201: TenantSchema, ...errors },
+        },
+      },
+      async (request, reply) => reply.status(201).send(presentTenant(await tenants.createTenant(request.body))),
+    );
+
+    app.get(
+      '/admin/tenants',
+      { schema: { tags, security, summary: 'List tenants', response: { 200: Type.Object({ tenants: Type.Array(TenantSchema) }), 401: ErrorSchema } } },
+      async () => ({ tenants: (await tenants.listTenants()).map(presentTenant) }),
+    );
+
+    app.post(
+      '/admin/tenants/:tenant_id/organizations',
+      {
+        schema: {
+          tags,
+          security,
+          summary: 'Create an organization',
+          params: Type.Object({ tenant_id: Type.String() }),
+          body: Type.Object({ name }),
+          response: { 201: Type.Object({ id: Type.String(), tenant_id: Type.String(), name: Type.String() }), ...errors },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(await tenants.createOrganization(id(request.params.tenant_id, 'Tenant'), request.body)),
+    );
+
+    app.post(
+      '/admin/organizations/:org_id/doctors',
+      {
+        schema: {
+          tags,
+          security,
+          summary: 'Create a doctor',
+          params: Type.Object({ org_id: Type.String() }),
+          body: Type.Object({ name }),
+          response: { 201: Type.Object({ id: Type.String(), organization_id: Type.String(), name: Type.String() }), ...errors },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(await tenants.createDoctor(id(request.params.org_id, 'Organization'), request.body)),
+    );
+
+    app.post(
+      '/admin/tenants/:tenant_id/tokens',
+      {
+        schema: {
+          tags,
+          security,
+          summary: 'Issue an API token (shown only in this response)',
+          params: Type.Object({ tenant_id: Type.String() }),
+          body: Type.Optional(
+            Type.Object({
+              organization_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+              label: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+            }),
+          ),
+          response: {
+            201: Type.Object({
+              id: Type.String(),
+              token: Type.String(),
+              kind: Type.Union([Type.Literal('instance'), Type.Literal('organization')]),
+              organization_id: Nullable(Type.String()),
+              label: Nullable(Type.String()),
+              created_at: dateTime,
+            }),
+            ...errors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const issued = await tenants.issueToken(id(request.params.tenant_id, 'Tenant'), request.body ?? {});
+        return reply.status(201).send({ ...issued, created_at: issued.created_at.toISOString() });
+      },
+    );
+
+    app.delete(
+      '/admin/tokens/:id',
+      {
+        schema: {
+          tags,
+          security,
+          summary: 'Revoke an API token',
+          params: Type.Object({ id: Type.String() }),
+          response: { 204: Type.Null(), 401: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        await tenants.revokeToken(id(request.params.id, 'Token'));
+        return reply.status(204).send(null);
+      },
+    );
+
+    const featureResponse = { 200: Type.Object({ feature: Type.String(), enabled: Nullable(Type.Boolean()) }), ...errors };
+
+    app.put(
+      '/admin/tenants/:tenant_id/features/:feature',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "Switch a feature for a tenant",
+          params: Type.Object({ tenant_id: Type.String(), feature: Type.String() }),
+          body: Type.Object({ enabled: Type.Boolean() }),
+          response: featureResponse,
+        },
+      },
+      async (request) =>
+        tenants.setTenantFeature(id(request.params.tenant_id, 'Tenant'), request.params.feature, request.body.enabled),
+    );
+
+    app.put(
+      '/admin/organizations/:org_id/features/:feature',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "Override a feature for an organization (null clears the override)",
+          params: Type.Object({ org_id: Type.String(), feature: Type.String() }),
+          body: Type.Object({ enabled: Nullable(Type.Boolean()) }),
+          response: featureResponse,
+        },
+      },
+      async (request) =>
+        tenants.setOrganizationFeature(id(request.params.org_id, 'Organization'), request.params.feature, request.body.enabled),
+    );
+  };

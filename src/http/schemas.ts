@@ -1,0 +1,121 @@
+// TypeBox schemas of the REST interface: they validate requests, shape the
+// responses (only declared fields go out) and generate the OpenAPI document.
+import { Type, type TSchema } from 'typebox';
+
+/** A nullable field, written as a JSON-schema type list (fast to serialize). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const httpUrl = (description: string) =>
+  Type.String({
+    format: 'uri',
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    maxLength: 2048,
+    description,
+    'x-error-type': 'invalid',
+    'x-error-message': 'must be an absolute http or https URL',
+  });
+
+// A name must contain something besides spaces.
+const nameField = (max: number, description: string) =>
+  Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description, 'x-error-type': 'blank', 'x-error-message': "can't be blank" });
+
+const displayName = (description: string) => Nullable(Type.String({ maxLength: 100, description }));
+
+export const RoomInputSchema = Type.Object(
+  {
+    name: nameField(255, 'Name shown to participants on the join page.'),
+    meeting_duration: Type.Integer({ minimum: 1, maximum: 1440, description: 'Expected duration in minutes.' }),
+    scheduled_at: Type.String({ format: 'date-time', description: 'ISO 8601 date-time with offset or Z; informational only.' }),
+    return_url: Type.Optional(Nullable(httpUrl('Where guests go after leaving; the tenant default when omitted.'))),
+    host_return_url: Type.Optional(Nullable(httpUrl('Where the host goes after leaving; falls back to return_url.'))),
+    host_display_name: Type.Optional(displayName('Pre-filled host display name.')),
+    guest_display_name: Type.Optional(displayName('Pre-filled guest display name.')),
+    enable_chat: Type.Optional(Type.Boolean({ default: true })),
+    enable_screenshare: Type.Optional(Type.Boolean({ default: true })),
+    enable_invites: Type.Optional(Type.Boolean({ default: true })),
+    enable_audio_indicator: Type.Optional(Type.Boolean({ default: true })),
+    additional_guest_count: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 20, description: 'Extra guest tokens; needs the additional_participants feature.' }),
+    ),
+    permanent: Type.Optional(Type.Boolean({ default: false, description: 'Exempt from automatic cleanup; needs the permanent_rooms feature.' })),
+    doctor_id: Type.Optional(Nullable(Type.String({ format: 'uuid', description: 'Extension: the doctor the room belongs to.' }))),
+  },
+  { additionalProperties: true },
+);
+
+const dateTime = Type.String({ format: 'date-time' });
+
+export const RoomSchema = Type.Object(
+  {
+    name: Type.String(),
+    token: Type.String({ description: 'The room identifier.' }),
+    status: Type.Union([Type.Literal('active'), Type.Literal('started'), Type.Literal('ended'), Type.Literal('closed')]),
+    access_token: Type.String({ description: 'Grants host access. Sensitive.' }),
+    guest_token: Type.String(),
+    host_join_url: Type.String({ format: 'uri' }),
+    guest_join_url: Type.String({ format: 'uri' }),
+    host_display_name: Nullable(Type.String()),
+    guest_display_name: Nullable(Type.String()),
+    enable_chat: Type.Boolean(),
+    enable_screenshare: Type.Boolean(),
+    enable_invites: Type.Boolean(),
+    enable_audio_indicator: Type.Boolean(),
+    current_participants: Type.Array(Type.String()),
+    expected_guest_count: Type.Integer(),
+    scheduled_at: dateTime,
+    meeting_duration: Type.Integer(),
+    return_url: Type.String({ format: 'uri' }),
+    host_return_url: Type.Optional(Type.String({ format: 'uri' })),
+    permanent: Type.Boolean(),
+    doctor_id: Type.Optional(Type.String()),
+    additional_access_tokens: Type.Optional(Type.Array(Type.Object({ token: Type.String(), join_url: Type.String({ format: 'uri' }) }))),
+    created_at: dateTime,
+    updated_at: dateTime,
+    started_at: Type.Optional(dateTime),
+    ended_at: Type.Optional(dateTime),
+    closed_at: Type.Optional(dateTime),
+  },
+  { $id: 'Room' },
+);
+
+export const FeedbackSchema = Type.Object(
+  {
+    room_token: Type.String(),
+    rating: Type.Union([Type.Literal('good'), Type.Literal('neutral'), Type.Literal('bad')]),
+    feedback: Type.Optional(Type.String()),
+    created_at: dateTime,
+  },
+  { $id: 'RoomFeedback' },
+);
+
+export const FeedbackSummarySchema = Type.Object({
+  total: Type.Integer(),
+  good: Type.Integer(),
+  neutral: Type.Integer(),
+  bad: Type.Integer(),
+  from: Nullable(Type.String({ format: 'date' })),
+  to: Nullable(Type.String({ format: 'date' })),
+});
+
+export const ValidationErrorsSchema = Type.Array(
+  Type.Object({ attribute: Type.String(), type: Type.String(), message: Type.String() }),
+  { description: 'Every failing field at once.' },
+);
+
+export const ErrorSchema = Type.Object({ error: Type.String() });
+
+export const PageQuerySchema = {
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, default 1.' })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Extension: items per page, 1..100, default 20.' })),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 100, description: 'Opaque position carried by the Link URLs; follow the links rather than setting it.' }),
+  ),
+};
+
+export const TokenParamsSchema = Type.Object({ token: Type.String({ maxLength: 200 }) });
+
+/** Error responses every authenticated route may give. */
+export const commonErrors = {
+  401: ErrorSchema,
+  404: ErrorSchema,
+};

@@ -1,0 +1,64 @@
+// Starts a whole Parley server: database, migrations, first-start tenant,
+// HTTP app, jobs. main.ts adds the process concerns (signals, exit codes);
+// tests and the CLI use this directly.
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { openDatabase } from './db/client.js';
+import { migrate } from './db/migrate.js';
+import { buildApp } from './http/build-app.js';
+import { startJobs } from './jobs.js';
+import { createServices, type Services } from './services.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  url: string;
+  /** Stops accepting, drains in-flight requests, stops jobs, closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  config: Readonly<Config>,
+  options: { logStream?: NodeJS.WritableStream; announce?: (line: string) => void } = {},
+): Promise<RunningServer> {
+  const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
+  const database = await openDatabase(config);
+  try {
+    await migrate(database);
+    const services = createServices({ database, config });
+    const firstToken = await services.tenants.bootstrapDefaultTenant();
+    const app = await buildApp({ services, logStream: options.logStream });
+    const jobs = startJobs([{ name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() }], app.log);
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    app.log.info({ database: database.description, port, node: config.nodeId }, 'Parley is listening');
+    if (firstToken) {
+      // Printed once, to the console only: it is stored hashed and cannot be shown again.
+      announce(
+        [
+          '',
+          'Parley created the tenant "default". Its Instance API token (shown only this once):',
+          '',
+          `    ${firstToken}`,
+          '',
+          `Try: curl -H "Authorization: Bearer ${firstToken}" ${config.publicUrl}/api/rooms`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return {
+      app,
+      services,
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      async close() {
+        await app.close();
+        await jobs.stop();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}

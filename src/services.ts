@@ -1,0 +1,47 @@
+// Wires the domain services over one database. main.ts, the tests and the CLI
+// all build the same graph here.
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/client.js';
+import { createAuthService } from './domain/auth/auth.service.js';
+import { createFeedbackRepo } from './domain/feedback/feedback.repo.js';
+import { createFeedbackService } from './domain/feedback/feedback.service.js';
+import { createCleanupService } from './domain/lifecycle/cleanup.service.js';
+import { createLocalEventBus, type RoomEventBus } from './domain/rooms/room-events.js';
+import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
+import { createRoomsService } from './domain/rooms/rooms.service.js';
+import { systemClock, type Clock } from './domain/support/clock.js';
+import { cryptoIds, type Ids } from './domain/support/ids.js';
+import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
+import { createTenantsService } from './domain/tenants/tenants.service.js';
+
+export interface ServiceOptions {
+  database: DatabaseHandle;
+  config: Readonly<Config>;
+  clock?: Clock;
+  ids?: Ids;
+  events?: RoomEventBus;
+}
+
+export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus() }: ServiceOptions) {
+  const db = database.db;
+  const repos = {
+    tenants: createTenantsRepo(db),
+    rooms: createRoomsRepo(db),
+    feedback: createFeedbackRepo(db),
+  };
+  return {
+    database,
+    config,
+    clock,
+    ids,
+    events,
+    repos,
+    tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left` }),
+    auth: createAuthService({ db }),
+    rooms: createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock }),
+    feedback: createFeedbackService({ repo: repos.feedback, clock }),
+    cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,56 @@
+// The database a test runs against: in-memory PGlite (TEST_DB=pglite, the
+// default) or a fresh database on the PostgreSQL server of TEST_DATABASE_URL
+// (TEST_DB=postgres), dropped again at the end.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openPGlite, openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+
+export const testDb = (process.env.TEST_DB ?? 'pglite') as 'pglite' | 'postgres';
+
+function serverUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL (npm test starts a throwaway PostgreSQL and sets it)');
+  return url;
+}
+
+/** A fresh, empty PostgreSQL database; returns its URL and a function that drops it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = serverUrl();
+  const name = `parley_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: server });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** A migrated database for one test file; close() releases (and on PostgreSQL drops) it. */
+export async function openTestDatabase(): Promise<DatabaseHandle & { url: string | null }> {
+  if (testDb === 'pglite') {
+    const handle = await openPGlite(null);
+    await migrate(handle);
+    return { ...handle, url: null };
+  }
+  const { url, drop } = await createPostgresDatabase();
+  const handle = await openPostgres(url, 10);
+  await migrate(handle);
+  return {
+    ...handle,
+    url,
+    close: async () => {
+      await handle.close();
+      await drop();
+    },
+  };
+}
