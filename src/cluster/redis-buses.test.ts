@@ -1,0 +1,74 @@
+// Two independent connections to a real Redis stand for two nodes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { startRedis } from '../../scripts/redis.mjs';
+import type { RoomEvent } from '../domain/rooms/room-events.js';
+import type { SignalEnvelope } from '../realtime/signal-bus.js';
+import { connectRedisBuses, type RedisBuses } from './redis-buses.js';
+
+let redis: { url: string; stop(): Promise<void> };
+let nodeA: RedisBuses;
+let nodeB: RedisBuses;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  nodeA = await connectRedisBuses(redis.url);
+  nodeB = await connectRedisBuses(redis.url);
+});
+afterAll(async () => {
+  await nodeA?.close();
+  await nodeB?.close();
+  await redis?.stop();
+});
+
+function next<T>(subscribe: (handler: (value: T) => void) => () => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('nothing arrived within 2 s')), 2000);
+    const off = subscribe((value) => {
+      clearTimeout(timer);
+      off();
+      resolve(value);
+    });
+  });
+}
+
+async function subscribed() {
+  // SUBSCRIBE is asynchronous: give Redis a moment to register it.
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+describe('Redis buses', () => {
+  it('carries a signal from a node to every node subscribed to that room, and only that room', async () => {
+    const envelope: SignalEnvelope = { fromSession: 's1', to: null, message: { type: 'session-replaced' } };
+    const onB = next<SignalEnvelope>((h) => nodeB.signals.subscribe(42, h));
+    const otherRoom: SignalEnvelope[] = [];
+    const offOther = nodeB.signals.subscribe(43, (e) => otherRoom.push(e));
+    await subscribed();
+    nodeA.signals.publish(42, envelope);
+    expect(await onB).toEqual(envelope);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(otherRoom).toEqual([]);
+    offOther();
+  });
+
+  it('delivers API room events to every node, the publisher included', async () => {
+    const event: RoomEvent = { type: 'room-closed', roomId: 7 };
+    const onA = next<RoomEvent>((h) => nodeA.events.subscribe(h));
+    const onB = next<RoomEvent>((h) => nodeB.events.subscribe(h));
+    await subscribed();
+    nodeA.events.publish(event);
+    expect(await onA).toEqual(event);
+    expect(await onB).toEqual(event);
+  });
+
+  it('stops delivering after unsubscribe', async () => {
+    const received: SignalEnvelope[] = [];
+    const off = nodeB.signals.subscribe(50, (e) => received.push(e));
+    await subscribed();
+    off();
+    await subscribed();
+    nodeA.signals.publish(50, { fromSession: 'x', to: null, message: { type: 'session-replaced' } });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(received).toEqual([]);
+  });
+});
