@@ -12,7 +12,11 @@ export interface RunningJobs {
   stop(): Promise<void>;
 }
 
-export function startJobs(jobs: Job[], log: FastifyBaseLogger): RunningJobs {
+export function startJobs(
+  jobs: Job[],
+  log: FastifyBaseLogger,
+  onRun: (job: string, outcome: 'ok' | 'failed') => void = () => {},
+): RunningJobs {
   const running = new Set<Promise<unknown>>();
   const timers = jobs.map((job) => {
     let busy = false;
@@ -22,9 +26,13 @@ export function startJobs(jobs: Job[], log: FastifyBaseLogger): RunningJobs {
       const run = job
         .run()
         .then((result) => {
+          onRun(job.name, 'ok');
           if (Array.isArray(result) && result.length) log.info({ job: job.name, count: result.length }, 'job done');
         })
-        .catch((error: unknown) => log.warn({ job: job.name, err: error }, 'job failed'))
+        .catch((error: unknown) => {
+          onRun(job.name, 'failed');
+          log.warn({ job: job.name, err: error }, 'job failed');
+        })
         .finally(() => {
           busy = false;
           running.delete(run);

@@ -42,11 +42,11 @@ export async function connectRedisBuses(url: string, onError: (error: Error) => 
     local.emit(channel, payload);
   });
 
-  function subscribe(channel: string, handler: (payload: never) => void): () => void {
+  function subscribe<T>(channel: string, handler: (payload: T) => void): () => void {
     if (local.listenerCount(channel) === 0) void subscriber.subscribe(channel).catch(onError);
-    local.on(channel, handler);
+    local.on(channel, handler as (payload: unknown) => void);
     return () => {
-      local.off(channel, handler);
+      local.off(channel, handler as (payload: unknown) => void);
       if (local.listenerCount(channel) === 0) void subscriber.unsubscribe(channel).catch(onError);
     };
   }
@@ -58,11 +58,11 @@ export async function connectRedisBuses(url: string, onError: (error: Error) => 
   return {
     signals: {
       publish: (roomId: number, envelope: SignalEnvelope) => publish(roomChannel(roomId), envelope),
-      subscribe: (roomId: number, handler: (envelope: SignalEnvelope) => void) => subscribe(roomChannel(roomId), handler),
+      subscribe: (roomId: number, handler: (envelope: SignalEnvelope) => void) => subscribe<SignalEnvelope>(roomChannel(roomId), handler),
     },
     events: {
       publish: (event: RoomEvent) => publish(ROOM_EVENTS_CHANNEL, event),
-      subscribe: (listener: (event: RoomEvent) => void) => subscribe(ROOM_EVENTS_CHANNEL, listener),
+      subscribe: (listener: (event: RoomEvent) => void) => subscribe<RoomEvent>(ROOM_EVENTS_CHANNEL, listener),
     },
     async ping() {
       await publisher.ping();

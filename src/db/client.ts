@@ -25,6 +25,8 @@ export interface DatabaseHandle {
   description: string;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Pool connections by state (PostgreSQL only: PGlite is one in-process connection). */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 export class DatabaseLockedError extends Error {
@@ -89,6 +91,7 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
     },
     kind: 'postgres',
     description: describeDatabaseUrl(url),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
