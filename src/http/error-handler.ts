@@ -3,11 +3,14 @@
 // Nothing else escapes: no stack, no driver message, no 5xx detail.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  ConflictError,
   FeatureDisabledError,
   ForbiddenError,
   NotFoundError,
+  PreconditionFailedError,
   RoomClosedError,
   UnauthorizedError,
+  UnprocessableError,
   ValidationError,
   type FieldError,
 } from '../errors.js';
@@ -49,6 +52,9 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error instanceof NotFoundError) return reply.status(404).send({ error: error.message });
   if (error instanceof RoomClosedError) return reply.status(409).send({ error: error.message });
   if (error instanceof FeatureDisabledError) return reply.status(422).send({ error: error.message });
+  if (error instanceof ConflictError) return reply.status(409).send({ error: error.message });
+  if (error instanceof PreconditionFailedError) return reply.status(412).send({ error: error.message });
+  if (error instanceof UnprocessableError) return reply.status(422).send({ error: error.message });
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ code: (error as { code?: string }).code }, 'database unavailable');
     return reply.status(503).header('Retry-After', '1').send({ error: 'Service temporarily unavailable, try again shortly' });
