@@ -33,6 +33,8 @@ export interface Config {
   turnTtlSeconds: number;
   redisUrl: string | null;
   trustProxy: boolean;
+  /** Requests per minute per API token on /api (a burst of this many, refilled evenly); 0 = no limit. */
+  rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     turnTtlSeconds: integer(env, 'TURN_TTL_SECONDS', 3600, 60, 86400),
     redisUrl,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);

@@ -55,3 +55,27 @@ export class RoomClosedError extends Error {
     this.name = 'RoomClosedError';
   }
 }
+
+/** A conditional request (If-Match) whose condition does not hold: the room changed since it was read. */
+export class PreconditionFailedError extends Error {
+  constructor(message = 'The room has changed since you read it (If-Match does not match its ETag): fetch it again and retry') {
+    super(message);
+    this.name = 'PreconditionFailedError';
+  }
+}
+
+/** The request is well formed but cannot be carried out (422 {error}), e.g. an Idempotency-Key reused for another body. */
+export class UnprocessableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnprocessableError';
+  }
+}
+
+/** The request conflicts with the current state of what it names (409 {error}). */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}

@@ -78,6 +78,8 @@ export interface RoomsTable {
   closed_at: Date | null;
   emptied_at: Date | null;
   cleanup_base_at: Date;
+  /** The room's ETag; bumped by a trigger when the API representation changes (0002). */
+  version: Generated<number>;
 }
 
 export interface RoomGuestTokensTable {
@@ -127,6 +129,14 @@ export interface FeedbackDailyCountsTable {
   count: number;
 }
 
+export interface IdempotencyKeysTable {
+  token_id: string;
+  key: string;
+  fingerprint: Uint8Array;
+  room_token: string;
+  created_at: Date;
+}
+
 export interface Database {
   tenants: TenantsTable;
   organizations: OrganizationsTable;
@@ -141,6 +151,7 @@ export interface Database {
   participants: ParticipantsTable;
   room_feedbacks: RoomFeedbacksTable;
   feedback_daily_counts: FeedbackDailyCountsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

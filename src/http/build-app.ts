@@ -7,6 +7,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync }
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
 import { errorHandler } from './error-handler.js';
+import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
+import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { loggerOptions } from './logging.js';
 import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
@@ -53,6 +55,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   app.addSchema(FeedbackSchema);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
+  app.addHook('onRequest', apiSecurityHeaders);
 
   // One line per response, with the route pattern instead of the URL: URLs
   // carry room and join tokens, which never go to the logs.
@@ -89,6 +92,10 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     api.addHook('onRequest', async (request) => {
       request.principal = await services.auth.authenticate(request.headers.authorization);
     });
+    // Per API token, in memory on this node (docs/security.md); RATE_LIMIT_PER_MINUTE=0 turns it off.
+    if (config.rateLimitPerMinute > 0) {
+      api.addHook('onRequest', rateLimitHook(createRateLimiter({ limit: config.rateLimitPerMinute, clock: services.clock })));
+    }
     await api.register(roomsRoutes(services));
     await api.register(feedbackRoutes(services));
   });

@@ -1,10 +1,20 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { WHOLE_TENANT, type RoomsTable } from '../../db/schema.js';
+import { WHOLE_TENANT, type Database, type RoomsTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
 
 export type RoomRow = Selectable<RoomsTable>;
-export type NewRoom = Omit<RoomRow, 'id'>;
+export type NewRoom = Omit<RoomRow, 'id' | 'version'>;
+
+/** Further writes that must commit or roll back together with a new room (an Idempotency-Key record). */
+export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promise<void>;
+
+/**
+ * If-Match as SQL: the write happens only while the room's version is one of
+ * these (undefined = any version). The check is in the statement's WHERE, so
+ * nothing can change the room between the check and the write.
+ */
+export type Versions = readonly number[] | undefined;
 
 /** Which rooms a caller sees: the whole tenant, or one organization (with its doctors' rooms). */
 export interface RoomScope {
@@ -20,7 +30,7 @@ export function createRoomsRepo(db: Db) {
   }
 
   return {
-    async insert(room: NewRoom, guestTokens: string[]): Promise<RoomRow> {
+    async insert(room: NewRoom, guestTokens: string[], onInserted?: OnRoomInserted): Promise<RoomRow> {
       return db.transaction().execute(async (tx) => {
         const row = await tx.insertInto('rooms').values(room).returningAll().executeTakeFirstOrThrow();
         if (guestTokens.length) {
@@ -29,6 +39,7 @@ export function createRoomsRepo(db: Db) {
             .values(guestTokens.map((token) => ({ token, room_id: row.id, kind: 'additional' as const, created_at: room.created_at })))
             .execute();
         }
+        await onInserted?.(tx, row);
         return row;
       });
     },
@@ -37,13 +48,19 @@ export function createRoomsRepo(db: Db) {
       return (await scoped(scope).where('token', '=', token).executeTakeFirst()) ?? null;
     },
 
+    /** Null when the room is gone or its version is not one of `versions`: nothing was written then. */
     async update(
       id: number,
       changes: Partial<NewRoom>,
       guestTokens: { add: string[]; removeCount: number; at: Date },
-    ): Promise<RoomRow> {
+      versions?: Versions,
+    ): Promise<RoomRow | null> {
+      if (versions?.length === 0) return null;
       return db.transaction().execute(async (tx) => {
-        const row = await tx.updateTable('rooms').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+        let update = tx.updateTable('rooms').set(changes).where('id', '=', id);
+        if (versions) update = update.where('version', 'in', versions);
+        const row = await update.returningAll().executeTakeFirst();
+        if (!row) return null;
         if (guestTokens.add.length) {
           await tx
             .insertInto('room_guest_tokens')
@@ -72,20 +89,19 @@ export function createRoomsRepo(db: Db) {
       });
     },
 
-    /** Closes the room unless it is closed already; returns the row either way. */
-    async close(id: number, at: Date): Promise<RoomRow | null> {
-      const row = await db
-        .updateTable('rooms')
-        .set({ status: 'closed', closed_at: at, updated_at: at })
-        .where('id', '=', id)
-        .where('status', '!=', 'closed')
-        .returningAll()
-        .executeTakeFirst();
-      return row ?? null;
+    /** Closes the room unless it is closed already (or its version is not one of `versions`); the closed row, else null. */
+    async close(id: number, at: Date, versions?: Versions): Promise<RoomRow | null> {
+      if (versions?.length === 0) return null;
+      let update = db.updateTable('rooms').set({ status: 'closed', closed_at: at, updated_at: at }).where('id', '=', id).where('status', '!=', 'closed');
+      if (versions) update = update.where('version', 'in', versions);
+      return (await update.returningAll().executeTakeFirst()) ?? null;
     },
 
-    async delete(id: number): Promise<boolean> {
-      const result = await db.deleteFrom('rooms').where('id', '=', id).executeTakeFirst();
+    async delete(id: number, versions?: Versions): Promise<boolean> {
+      if (versions?.length === 0) return false;
+      let query = db.deleteFrom('rooms').where('id', '=', id);
+      if (versions) query = query.where('version', 'in', versions);
+      const result = await query.executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 

@@ -1,14 +1,14 @@
 // Rooms (§4.1-4.6, DESIGN §5). The route schemas have checked every field's
 // type and range; this service decides what needs the database: the doctor's
 // scope (400) and the feature toggles (422, decided after 400).
-import { FeatureDisabledError, NotFoundError, ValidationError } from '../../errors.js';
+import { FeatureDisabledError, NotFoundError, PreconditionFailedError, ValidationError } from '../../errors.js';
 import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import { pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import type { RoomEventBus } from './room-events.js';
-import type { NewRoom, RoomRow, RoomScope, RoomsRepo } from './rooms.repo.js';
+import type { NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, Versions } from './rooms.repo.js';
 
 export interface RoomInput {
   name: string;
@@ -116,14 +116,26 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     }));
   }
 
-  async function requireRoom(principal: Principal, token: string): Promise<RoomRow> {
+  async function requireRoom(principal: Principal, token: string, versions?: Versions): Promise<RoomRow> {
     const row = await rooms.findByToken(scopeOf(principal), token);
     if (!row) throw new NotFoundError('Room not found');
+    if (versions && !versions.includes(row.version)) throw new PreconditionFailedError();
     return row;
   }
 
+  /**
+   * A conditional write that changed nothing: the room went away (404) or
+   * changed (412) after it was read. The write itself was atomic; this read
+   * only picks the answer.
+   */
+  async function writeRefused(principal: Principal, token: string): Promise<never> {
+    await requireRoom(principal, token);
+    throw new PreconditionFailedError();
+  }
+
   return {
-    async create(principal: Principal, input: RoomInput): Promise<RoomView> {
+    /** onInserted commits or rolls back with the room (the Idempotency-Key record). */
+    async create(principal: Principal, input: RoomInput, onInserted?: OnRoomInserted): Promise<RoomView> {
       const owner = await resolveOwner(principal, input.doctor_id);
       await checkFeatures(principal, input);
       const now = clock.now();
@@ -146,7 +158,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, now),
       };
       const guestTokens = Array.from({ length: input.additional_guest_count ?? 0 }, () => ids.secret(32));
-      const row = await rooms.insert(room, guestTokens);
+      const row = await rooms.insert(room, guestTokens, onInserted);
       return (await view(principal, [row]))[0]!;
     },
 
@@ -159,8 +171,8 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
      * their defaults (§4.4). doctor_id and additional_guest_count change only
      * when sent, so a settings update never revokes links already handed out.
      */
-    async update(principal: Principal, token: string, input: RoomInput): Promise<RoomView> {
-      const existing = await requireRoom(principal, token);
+    async update(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<RoomView> {
+      const existing = await requireRoom(principal, token, versions);
       const owner =
         input.doctor_id === undefined
           ? { organizationId: existing.organization_id, doctorId: existing.doctor_id }
@@ -185,21 +197,25 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
           cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, existing.cleanup_base_at),
         },
         { add, removeCount, at: now },
+        versions,
       );
+      if (!row) return writeRefused(principal, token);
       events.publish({ type: 'room-updated', roomId: row.id });
       return (await view(principal, [row]))[0]!;
     },
 
-    async close(principal: Principal, token: string): Promise<void> {
-      const existing = await requireRoom(principal, token);
-      const closed = await rooms.close(existing.id, clock.now());
+    async close(principal: Principal, token: string, versions?: Versions): Promise<void> {
+      const existing = await requireRoom(principal, token, versions);
+      const closed = await rooms.close(existing.id, clock.now(), versions);
+      // Nothing closed under If-Match: already closed with that version (204 again), or changed meanwhile.
+      if (!closed && versions && existing.status !== 'closed') return writeRefused(principal, token);
       // Closing a closed room is 204 again (DESIGN §5); the call hears of it either way.
       events.publish({ type: 'room-closed', roomId: (closed ?? existing).id });
     },
 
-    async delete(principal: Principal, token: string): Promise<void> {
-      const existing = await requireRoom(principal, token);
-      await rooms.delete(existing.id);
+    async delete(principal: Principal, token: string, versions?: Versions): Promise<void> {
+      const existing = await requireRoom(principal, token, versions);
+      if (!(await rooms.delete(existing.id, versions)) && versions) return writeRefused(principal, token);
       events.publish({ type: 'room-deleted', roomId: existing.id });
     },
 

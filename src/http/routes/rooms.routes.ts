@@ -4,6 +4,8 @@ import { Type } from 'typebox';
 import { NotFoundError } from '../../errors.js';
 import { TOKEN_PATTERN } from '../../domain/support/ids.js';
 import type { Services } from '../../services.js';
+import { etagOf, ifMatchVersions } from '../hooks/conditional.js';
+import { idempotencyKey, roomRequestFingerprint } from '../hooks/idempotency.js';
 import { pageRequest, setPageHeaders } from '../pagination.js';
 import { ErrorSchema, PageQuerySchema, RoomInputSchema, TokenParamsSchema, ValidationErrorsSchema, commonErrors } from '../schemas.js';
 import { presentRoom } from './rooms.presenter.js';
@@ -20,6 +22,8 @@ export const roomsRoutes =
     const { publicUrl } = services.config;
     const tags = ['rooms'];
     const security = [{ bearer: [] }];
+    // 412: If-Match names another version of the room (docs/security.md).
+    const conditionalErrors = { 412: ErrorSchema };
 
     app.get(
       '/api/rooms',
@@ -45,14 +49,24 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
-          summary: 'Create a room',
+          summary: 'Create a room (send an Idempotency-Key to retry safely)',
           body: RoomInputSchema,
-          response: { 201: Type.Ref('Room'), 400: ValidationErrorsSchema, 422: ErrorSchema, ...commonErrors },
+          response: { 201: Type.Ref('Room'), 400: ValidationErrorsSchema, 409: ErrorSchema, 422: ErrorSchema, ...commonErrors },
         },
       },
       async (request, reply) => {
-        const room = presentRoom(await services.rooms.create(request.principal, request.body), publicUrl);
-        return reply.status(201).header('Location', `${publicUrl}/api/rooms/${room.token}`).send(room);
+        const key = idempotencyKey(request);
+        const { view, replayed } =
+          key === undefined
+            ? { view: await services.rooms.create(request.principal, request.body), replayed: false }
+            : await services.idempotency.createRoom(request.principal, key, roomRequestFingerprint(request.body), request.body);
+        const room = presentRoom(view, publicUrl);
+        if (replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply
+          .status(201)
+          .header('Location', `${publicUrl}/api/rooms/${room.token}`)
+          .header('ETag', etagOf(view.row.version))
+          .send(room);
       },
     );
 
@@ -61,7 +75,10 @@ export const roomsRoutes =
       {
         schema: { tags, security, summary: 'Get a room', params: TokenParamsSchema, response: { 200: Type.Ref('Room'), ...commonErrors } },
       },
-      async (request) => presentRoom(await services.rooms.get(request.principal, roomToken(request.params.token)), publicUrl),
+      async (request, reply) => {
+        const view = await services.rooms.get(request.principal, roomToken(request.params.token));
+        return reply.header('ETag', etagOf(view.row.version)).send(presentRoom(view, publicUrl));
+      },
     );
 
     app.put(
@@ -73,20 +90,30 @@ export const roomsRoutes =
           summary: 'Update a room (send every value, changed or not)',
           params: TokenParamsSchema,
           body: RoomInputSchema,
-          response: { 200: Type.Ref('Room'), 400: ValidationErrorsSchema, 422: ErrorSchema, ...commonErrors },
+          response: { 200: Type.Ref('Room'), 400: ValidationErrorsSchema, 422: ErrorSchema, ...conditionalErrors, ...commonErrors },
         },
       },
-      async (request) =>
-        presentRoom(await services.rooms.update(request.principal, roomToken(request.params.token), request.body), publicUrl),
+      async (request, reply) => {
+        const token = roomToken(request.params.token);
+        const view = await services.rooms.update(request.principal, token, request.body, ifMatchVersions(request));
+        return reply.header('ETag', etagOf(view.row.version)).send(presentRoom(view, publicUrl));
+      },
     );
 
     app.delete(
       '/api/rooms/:token',
       {
-        schema: { tags, security, summary: 'Delete a room permanently', params: TokenParamsSchema, response: { 204: Type.Null(), ...commonErrors } },
+        schema: {
+          tags,
+          security,
+          summary: 'Delete a room permanently',
+          params: TokenParamsSchema,
+          response: { 204: Type.Null(), 400: ValidationErrorsSchema, ...conditionalErrors, ...commonErrors },
+        },
       },
       async (request, reply) => {
-        await services.rooms.delete(request.principal, roomToken(request.params.token));
+        const token = roomToken(request.params.token);
+        await services.rooms.delete(request.principal, token, ifMatchVersions(request));
         return reply.status(204).send(null);
       },
     );
@@ -100,10 +127,11 @@ export const roomsRoutes =
         security,
         summary: 'Close a room: everyone is disconnected, joining is refused, the data is kept',
         params: TokenParamsSchema,
-        response: { 204: Type.Null(), ...commonErrors },
+        response: { 204: Type.Null(), 400: ValidationErrorsSchema, ...conditionalErrors, ...commonErrors },
       },
       handler: async (request, reply) => {
-        await services.rooms.close(request.principal, roomToken(request.params.token));
+        const token = roomToken(request.params.token);
+        await services.rooms.close(request.principal, token, ifMatchVersions(request));
         return reply.status(204).send(null);
       },
     });
