@@ -6,7 +6,9 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { buildApp } from './http/build-app.js';
+import { joinRoutes } from './http/routes/join.routes.js';
 import { startJobs } from './jobs.js';
+import { realtimePlugin } from './realtime/ws-server.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -27,8 +29,17 @@ export async function startServer(
     await migrate(database);
     const services = createServices({ database, config });
     const firstToken = await services.tenants.bootstrapDefaultTenant();
-    const app = await buildApp({ services, logStream: options.logStream });
-    const jobs = startJobs([{ name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() }], app.log);
+    const app = await buildApp({ services, logStream: options.logStream, plugins: [joinRoutes(services), realtimePlugin({ services })] });
+    // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
+    await services.participation.registerNode();
+    const jobs = startJobs(
+      [
+        { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
+        // Heartbeat, participants of dead nodes, rooms empty past the grace (DESIGN §5).
+        { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
+      ],
+      app.log,
+    );
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -54,6 +65,7 @@ export async function startServer(
       async close() {
         await app.close();
         await jobs.stop();
+        await services.participation.retireNode().catch((error: unknown) => app.log.warn({ err: error }, 'could not retire this node'));
         await database.close();
       },
     };

@@ -6,6 +6,8 @@ import { createAuthService } from './domain/auth/auth.service.js';
 import { createFeedbackRepo } from './domain/feedback/feedback.repo.js';
 import { createFeedbackService } from './domain/feedback/feedback.service.js';
 import { createCleanupService } from './domain/lifecycle/cleanup.service.js';
+import { createParticipantsRepo } from './domain/participation/participants.repo.js';
+import { createParticipationService } from './domain/participation/participation.service.js';
 import { createLocalEventBus, type RoomEventBus } from './domain/rooms/room-events.js';
 import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
 import { createRoomsService } from './domain/rooms/rooms.service.js';
@@ -13,6 +15,7 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
+import { createLocalSignalBus, type SignalBus } from './realtime/signal-bus.js';
 
 export interface ServiceOptions {
   database: DatabaseHandle;
@@ -20,15 +23,19 @@ export interface ServiceOptions {
   clock?: Clock;
   ids?: Ids;
   events?: RoomEventBus;
+  /** Messages between participants of a call; a cluster passes one that crosses nodes. */
+  signals?: SignalBus;
 }
 
-export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus() }: ServiceOptions) {
+export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus() }: ServiceOptions) {
   const db = database.db;
   const repos = {
     tenants: createTenantsRepo(db),
     rooms: createRoomsRepo(db),
     feedback: createFeedbackRepo(db),
+    participants: createParticipantsRepo(db),
   };
+  const feedback = createFeedbackService({ repo: repos.feedback, clock });
   return {
     database,
     config,
@@ -39,7 +46,18 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left` }),
     auth: createAuthService({ db }),
     rooms: createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock }),
-    feedback: createFeedbackService({ repo: repos.feedback, clock }),
+    feedback,
+    signals,
+    participation: createParticipationService({
+      repo: repos.participants,
+      tenants: repos.tenants,
+      feedback,
+      clock,
+      ids,
+      nodeId: config.nodeId,
+      roomEndGraceSeconds: config.roomEndGraceSeconds,
+      nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
+    }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };
 }

@@ -1,0 +1,192 @@
+// Taking part in a call: join tokens, participants and presence, the room
+// lifecycle that follows from presence (DESIGN §5), invites and feedback.
+// No transport here: the realtime hub and the page routes call this.
+import { createHash } from 'node:crypto';
+import type { Rating } from '../../db/schema.js';
+import { NotFoundError, RoomClosedError } from '../../errors.js';
+import type { FeedbackService } from '../feedback/feedback.service.js';
+import type { RoomRow } from '../rooms/rooms.repo.js';
+import type { Clock } from '../support/clock.js';
+import type { Ids } from '../support/ids.js';
+import { TOKEN_PATTERN } from '../support/ids.js';
+import type { TenantsRepo } from '../tenants/tenants.repo.js';
+import type { ParticipantRow, ParticipantsRepo } from './participants.repo.js';
+
+/** A mesh of peer-to-peer connections grows as n²: beyond this a call degrades for everyone. */
+export const MAX_PARTICIPANTS = 8;
+export const MAX_DISPLAY_NAME = 100;
+
+export interface RoomSettingsView {
+  chat: boolean;
+  screenshare: boolean;
+  invites: boolean;
+  audioIndicator: boolean;
+}
+
+export interface Participant {
+  token: string;
+  /** Public identity shown to the other participants (the token itself is a secret). */
+  peerId: string;
+  roomId: number;
+  role: 'host' | 'guest';
+  name: string;
+}
+
+export interface JoinedCall {
+  participant: Participant;
+  room: RoomRow;
+  resumed: boolean;
+}
+
+export class RoomFullError extends Error {
+  constructor() {
+    super(`This call is full (at most ${MAX_PARTICIPANTS} participants)`);
+    this.name = 'RoomFullError';
+  }
+}
+
+/** The public id of a participant: derived from its token, so every node computes the same one. */
+export function peerIdOf(participantToken: string): string {
+  return createHash('sha256').update(participantToken).digest('base64url').slice(0, 22);
+}
+
+export function settingsOf(room: RoomRow): RoomSettingsView {
+  return {
+    chat: room.enable_chat,
+    screenshare: room.enable_screenshare,
+    invites: room.enable_invites,
+    audioIndicator: room.enable_audio_indicator,
+  };
+}
+
+/** Where a participant goes after the call (§2.1): host_return_url falls back to return_url. */
+export function returnUrlOf(room: RoomRow, role: 'host' | 'guest'): string {
+  return role === 'host' ? (room.host_return_url ?? room.return_url) : room.return_url;
+}
+
+function toParticipant(row: ParticipantRow): Participant {
+  return { token: row.token, peerId: peerIdOf(row.token), roomId: row.room_id, role: row.role, name: row.display_name };
+}
+
+/** Trimmed, control characters removed, at most MAX_DISPLAY_NAME characters; a fallback when empty. */
+export function cleanDisplayName(raw: string, fallback: string): string {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = raw.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/\s+/g, ' ').trim();
+  return [...(cleaned || fallback)].slice(0, MAX_DISPLAY_NAME).join('');
+}
+
+interface Deps {
+  repo: ParticipantsRepo;
+  tenants: TenantsRepo;
+  feedback: FeedbackService;
+  clock: Clock;
+  ids: Ids;
+  nodeId: string;
+  roomEndGraceSeconds: number;
+  nodeDeadAfterSeconds: number;
+}
+
+export function createParticipationService({ repo, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
+  const graceMs = roomEndGraceSeconds * 1000;
+
+  async function resolve(joinToken: string) {
+    if (!TOKEN_PATTERN.test(joinToken)) return null;
+    return repo.findByJoinToken(joinToken);
+  }
+
+  return {
+    nodeId,
+
+    /** What a join link opens, for the join page: null for an unknown token. */
+    resolve,
+
+    /**
+     * Joins the call of a join link, or resumes `participantToken` when it is
+     * a participant of the same room that is connected or left within the grace period.
+     */
+    async join(input: { joinToken: string; displayName: string; participantToken?: string }): Promise<JoinedCall> {
+      const access = await resolve(input.joinToken);
+      if (!access) throw new NotFoundError('This join link is not valid');
+      if (access.room.status === 'closed') throw new RoomClosedError();
+      const now = clock.now();
+      if (input.participantToken) {
+        const resumed = await repo.resume(access.room.id, input.participantToken, nodeId, now, new Date(now.getTime() - graceMs));
+        if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, resumed: true };
+        if (resumed.reason === 'closed') throw new RoomClosedError();
+        // Too late, or not a participant of this room: an ordinary new join.
+      }
+      const fallback = access.role === 'host' ? (access.room.host_display_name ?? 'Host') : (access.room.guest_display_name ?? 'Guest');
+      const joined = await repo.join(
+        access.room.id,
+        { token: ids.secret(32), role: access.role, display_name: cleanDisplayName(input.displayName, fallback), node_id: nodeId },
+        now,
+        MAX_PARTICIPANTS,
+      );
+      if (!joined.ok) throw joined.reason === 'full' ? new RoomFullError() : new RoomClosedError();
+      return { participant: toParticipant(joined.participant), room: joined.room, resumed: false };
+    },
+
+    /** Marks the participant left (if this node still holds it). Returns true when it was connected here. */
+    async leave(participantToken: string): Promise<boolean> {
+      return (await repo.leave(participantToken, nodeId, clock.now())) !== null;
+    },
+
+    async peers(roomId: number): Promise<Participant[]> {
+      return (await repo.connected(roomId)).map(toParticipant);
+    },
+
+    room: (roomId: number) => repo.findRoom(roomId),
+
+    /** A new invite link's token for the room (kind 'invite' in room_guest_tokens). */
+    async createInvite(roomId: number): Promise<string> {
+      const token = ids.secret(32);
+      await repo.insertInvite(roomId, token, clock.now());
+      return token;
+    },
+
+    /**
+     * Feedback from a participant after the call: at most one per participant
+     * session. Returns false when this session already gave one.
+     */
+    async submitFeedback(participantToken: string, rating: Rating, comment: string | null): Promise<boolean> {
+      const found = TOKEN_PATTERN.test(participantToken) ? await repo.findParticipant(participantToken) : null;
+      if (!found) throw new NotFoundError('Unknown participant');
+      const tenant = await tenants.findTenant(found.room.tenant_id);
+      if (!tenant) throw new NotFoundError('Unknown participant');
+      return feedback.record({
+        tenantId: tenant.id,
+        timezone: tenant.timezone,
+        roomToken: found.room.token,
+        participantToken,
+        rating,
+        comment,
+      });
+    },
+
+    /** This node is alive; it starts with nobody connected through it (a restart left no sockets open). */
+    async registerNode(): Promise<void> {
+      const now = clock.now();
+      await repo.heartbeat(nodeId, now);
+      await repo.leaveNodes({ nodeId }, now);
+    },
+
+    /**
+     * The periodic presence job, safe on every node at once: heartbeat, mark
+     * the participants of dead nodes as left, end rooms empty for longer than the grace.
+     */
+    async sweep(): Promise<{ endedRooms: number[] }> {
+      const now = clock.now();
+      await repo.heartbeat(nodeId, now);
+      await repo.leaveNodes({ deadBefore: new Date(now.getTime() - nodeDeadAfterSeconds * 1000) }, now);
+      return { endedRooms: await repo.endEmptyRooms(new Date(now.getTime() - graceMs), now) };
+    },
+
+    /** A graceful stop: whoever is still marked connected here has left, and the node is gone. */
+    async retireNode(): Promise<void> {
+      await repo.leaveNodes({ nodeId }, clock.now());
+      await repo.removeNode(nodeId);
+    },
+  };
+}
+
+export type ParticipationService = ReturnType<typeof createParticipationService>;

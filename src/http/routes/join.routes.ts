@@ -1,0 +1,106 @@
+// The participant pages (DESIGN §5, §6): the join page of every join link,
+// the page after the call (/left, the default return URL), the feedback a
+// participant gives after the call, and the front end's files.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { cleanDisplayName, settingsOf } from '../../domain/participation/participation.service.js';
+import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
+import type { Services } from '../../services.js';
+import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
+import { escapeHtml, messagePage, pageHeaders, renderPage } from './page-html.js';
+import { loadWebBuild, type WebBuild } from './web-assets.js';
+
+/** What the join page's script needs; rendered into a JSON block. */
+export interface JoinPageData {
+  page: 'join';
+  joinToken: string;
+  roomName: string;
+  role: 'host' | 'guest';
+  displayName: string;
+  settings: ReturnType<typeof settingsOf>;
+}
+
+export const joinRoutes =
+  (services: Services, build: WebBuild | null = loadWebBuild()): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { publicUrl } = services.config;
+
+    app.get('/join/:token', { schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
+      pageHeaders(reply, publicUrl);
+      const access = await services.participation.resolve(request.params.token);
+      if (!access) {
+        return reply
+          .status(404)
+          .send(messagePage(build, 'This link is not valid', 'Check that you opened the whole link you were sent, or ask for a new one.', 'not-found'));
+      }
+      const { room, role } = access;
+      if (room.status === 'closed') {
+        return reply.status(410).send(messagePage(build, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed'));
+      }
+      if (!build) {
+        return reply.status(503).send(messagePage(null, 'Not available', 'The call pages have not been built on this server (npm run build).'));
+      }
+      // ?name= pre-fills the name over the room's display name (DESIGN §5); a repeated parameter takes the first.
+      const query = request.query as Record<string, string | string[] | undefined>;
+      const given = Array.isArray(query.name) ? query.name[0] : query.name;
+      const preset = role === 'host' ? room.host_display_name : room.guest_display_name;
+      const data: JoinPageData = {
+        page: 'join',
+        joinToken: request.params.token,
+        roomName: room.name,
+        role,
+        displayName: cleanDisplayName(given ?? '', preset ?? ''),
+        settings: settingsOf(room),
+      };
+      return reply.send(
+        renderPage({
+          title: room.name,
+          build,
+          data,
+          body: `<h1 class="room-name">${escapeHtml(room.name)}</h1><noscript><p>This call needs JavaScript.</p></noscript>`,
+        }),
+      );
+    });
+
+    app.get('/left', { schema: { hide: true } }, async (_request, reply) =>
+      pageHeaders(reply, publicUrl).send(messagePage(build, 'You have left the call', 'Thank you. You can close this window now.', 'left')),
+    );
+
+    app.post(
+      '/feedback',
+      {
+        schema: {
+          hide: true,
+          body: Type.Object({
+            participant_token: Type.String({ minLength: 1, maxLength: 100 }),
+            rating: Type.Union([Type.Literal('good'), Type.Literal('neutral'), Type.Literal('bad')], {
+              'x-error-type': 'inclusion',
+              'x-error-message': 'must be good, neutral or bad',
+            }),
+            feedback: Type.Optional(Type.Union([Type.String({ maxLength: MAX_FEEDBACK_LENGTH * 2 }), Type.Null()])),
+          }),
+          response: { 201: Type.Object({ status: Type.Literal('recorded') }), 400: ValidationErrorsSchema, 404: ErrorSchema, 409: ErrorSchema },
+        },
+      },
+      async (request, reply) => {
+        const { participant_token, rating, feedback } = request.body;
+        const recorded = await services.participation.submitFeedback(participant_token, rating, feedback ?? null);
+        if (!recorded) return reply.status(409).send({ error: 'Feedback for this call was given already' });
+        return reply.status(201).header('Cache-Control', 'no-store').send({ status: 'recorded' as const });
+      },
+    );
+
+    app.get('/assets/:file', { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
+      const asset = build?.files.get(request.params.file);
+      if (!asset) return reply.status(404).type('text/plain; charset=utf-8').send('Not found');
+      reply
+        .header('Cache-Control', 'public, max-age=31536000, immutable')
+        .header('X-Content-Type-Options', 'nosniff')
+        .header('Vary', 'Accept-Encoding')
+        .type(asset.type);
+      if (asset.gzip && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+        return reply.header('Content-Encoding', 'gzip').send(asset.gzip);
+      }
+      return reply.send(asset.body);
+    });
+  };

@@ -1,0 +1,181 @@
+// The signaling protocol between a participant's browser and the server
+// (docs/signaling.md). Shared with web/: no Node imports here.
+//
+// Every frame is one JSON object with a kebab-case `type`. A request carries
+// a `requestId` and gets exactly one reply (a result or an `error` with the
+// same requestId); notifications get none. SDP and ICE travel inside `signal`
+// untouched: the server only decides who may receive them.
+
+/** Frames above this size are refused with `too-large` (an SDP with many candidates is ~10 KB). */
+export const MAX_FRAME_BYTES = 64 * 1024;
+export const MAX_CHAT_LENGTH = 2000;
+export const MAX_DISPLAY_NAME_LENGTH = 100;
+export const MAX_REQUEST_ID_LENGTH = 64;
+
+export type Role = 'host' | 'guest';
+
+export interface RoomSettings {
+  chat: boolean;
+  screenshare: boolean;
+  invites: boolean;
+  audioIndicator: boolean;
+}
+
+/** What others see of a participant: `id` is public, never the secret participant token. */
+export interface PeerInfo {
+  id: string;
+  name: string;
+  role: Role;
+}
+
+export interface IceServerInfo {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+
+/** The opaque payload of a `signal`: a session description or an ICE candidate. */
+export type SignalData = { description: { type: string; sdp?: string } } | { candidate: Record<string, unknown> | null };
+
+// ---- browser -> server ----
+
+export type ClientMessage =
+  | { type: 'join'; requestId: string; joinToken: string; displayName: string; participantToken?: string }
+  | { type: 'signal'; to: string; data: SignalData }
+  | { type: 'chat'; requestId: string; text: string }
+  | { type: 'media-state'; audio: boolean; video: boolean }
+  | { type: 'screenshare-start'; requestId: string; streamId: string }
+  | { type: 'screenshare-stop' }
+  | { type: 'invite-create'; requestId: string }
+  | { type: 'leave'; requestId: string };
+
+// ---- server -> browser ----
+
+export type ErrorCode =
+  | 'bad-request'
+  | 'too-large'
+  | 'unknown-type'
+  | 'not-joined'
+  | 'already-joined'
+  | 'not-found'
+  | 'room-closed'
+  | 'room-full'
+  | 'chat-disabled'
+  | 'screenshare-disabled'
+  | 'invites-disabled'
+  | 'forbidden'
+  | 'rate-limited'
+  | 'unavailable';
+
+export type ServerMessage =
+  | {
+      type: 'joined';
+      requestId: string;
+      /** The secret that resumes this participant after a dropped connection, and authorises its feedback. */
+      participantToken: string;
+      self: PeerInfo;
+      peers: PeerInfo[];
+      settings: RoomSettings;
+      iceServers: IceServerInfo[];
+      returnUrl: string;
+      resumed: boolean;
+    }
+  | { type: 'ack'; requestId: string }
+  | { type: 'invite-created'; requestId: string; url: string }
+  | { type: 'left'; requestId: string }
+  | { type: 'error'; code: ErrorCode; message: string; requestId?: string }
+  | { type: 'peer-joined'; peer: PeerInfo }
+  | { type: 'peer-left'; peerId: string }
+  | { type: 'signal'; from: string; data: SignalData }
+  | { type: 'chat'; from: string; name: string; text: string; sentAt: string }
+  | { type: 'media-state'; from: string; audio: boolean; video: boolean }
+  | { type: 'screenshare-started'; from: string; streamId: string }
+  | { type: 'screenshare-stopped'; from: string }
+  | { type: 'settings'; settings: RoomSettings }
+  /** The room was closed or deleted through the API: the socket closes right after. */
+  | { type: 'room-closed'; reason: 'closed' | 'deleted' };
+
+export type ParseResult = { ok: true; message: ClientMessage } | { ok: false; code: ErrorCode; message: string; requestId?: string };
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isString = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
+const isId = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(v);
+
+/** The one parser of incoming frames: anything it returns ok is a well-formed ClientMessage. */
+export function parseClientMessage(raw: string): ParseResult {
+  // Byte length, not characters: a frame of multi-byte characters is as large as it is on the wire.
+  const tooLarge = raw.length > MAX_FRAME_BYTES || new TextEncoder().encode(raw).length > MAX_FRAME_BYTES;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return tooLarge ? { ok: false, code: 'too-large', message: `Frames are limited to ${MAX_FRAME_BYTES} bytes` } : { ok: false, code: 'bad-request', message: 'A frame must be one JSON object' };
+  }
+  const requestId =
+    isObject(value) && typeof value.requestId === 'string' && value.requestId.length <= MAX_REQUEST_ID_LENGTH ? value.requestId : undefined;
+  // Still answered with its requestId, so that the request gets its one reply.
+  if (tooLarge) return { ok: false, code: 'too-large', message: `Frames are limited to ${MAX_FRAME_BYTES} bytes`, ...(requestId ? { requestId } : {}) };
+  if (!isObject(value)) return { ok: false, code: 'bad-request', message: 'A frame must be one JSON object' };
+  const bad = (message: string): ParseResult => ({ ok: false, code: 'bad-request', message, ...(requestId ? { requestId } : {}) });
+  const needsRequestId = (build: (requestId: string) => ClientMessage): ParseResult =>
+    requestId && requestId.length > 0 ? { ok: true, message: build(requestId) } : bad('This request needs a requestId (a string of at most 64 characters)');
+
+  switch (value.type) {
+    case 'join': {
+      if (!isId(value.joinToken)) return bad('joinToken must be the token of a join link');
+      if (!isString(value.displayName, MAX_DISPLAY_NAME_LENGTH * 4)) return bad('displayName must be a string');
+      if (value.participantToken !== undefined && !isId(value.participantToken)) return bad('participantToken is malformed');
+      const { joinToken, displayName, participantToken } = value;
+      return needsRequestId((id) => ({
+        type: 'join',
+        requestId: id,
+        joinToken,
+        displayName,
+        ...(participantToken !== undefined ? { participantToken: participantToken as string } : {}),
+      }));
+    }
+    case 'signal': {
+      if (!isId(value.to)) return bad('signal needs `to`, the id of a peer');
+      const data = value.data;
+      if (!isObject(data)) return bad('signal needs `data`');
+      if (isObject(data.description) && typeof data.description.type === 'string') {
+        const { type, sdp } = data.description;
+        if (sdp !== undefined && typeof sdp !== 'string') return bad('description.sdp must be a string');
+        return { ok: true, message: { type: 'signal', to: value.to, data: { description: { type, ...(sdp !== undefined ? { sdp } : {}) } } } };
+      }
+      if ('candidate' in data && (data.candidate === null || isObject(data.candidate))) {
+        return { ok: true, message: { type: 'signal', to: value.to, data: { candidate: data.candidate as Obj | null } } };
+      }
+      return bad('signal data must hold a description or a candidate');
+    }
+    case 'chat': {
+      if (typeof value.text !== 'string' || value.text.trim() === '') return bad('text must be a non-empty string');
+      if ([...value.text].length > MAX_CHAT_LENGTH) return bad(`text is limited to ${MAX_CHAT_LENGTH} characters`);
+      const text = value.text;
+      return needsRequestId((id) => ({ type: 'chat', requestId: id, text }));
+    }
+    case 'media-state':
+      if (typeof value.audio !== 'boolean' || typeof value.video !== 'boolean') return bad('audio and video must be booleans');
+      return { ok: true, message: { type: 'media-state', audio: value.audio, video: value.video } };
+    case 'screenshare-start': {
+      if (!isString(value.streamId, 128) || value.streamId === '') return bad('streamId must be the id of the shared stream');
+      const streamId = value.streamId;
+      return needsRequestId((id) => ({ type: 'screenshare-start', requestId: id, streamId }));
+    }
+    case 'screenshare-stop':
+      return { ok: true, message: { type: 'screenshare-stop' } };
+    case 'invite-create':
+      return needsRequestId((id) => ({ type: 'invite-create', requestId: id }));
+    case 'leave':
+      return needsRequestId((id) => ({ type: 'leave', requestId: id }));
+    default:
+      return {
+        ok: false,
+        code: 'unknown-type',
+        message: typeof value.type === 'string' ? `Unknown message type "${value.type.slice(0, 40)}"` : 'A frame needs a string `type`',
+        ...(requestId ? { requestId } : {}),
+      };
+  }
+}

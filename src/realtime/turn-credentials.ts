@@ -1,0 +1,27 @@
+// Short-lived TURN credentials in coturn's REST-secret scheme
+// (draft-uberti-behave-turn-rest-00, coturn `use-auth-secret`):
+// username = "<expiry unix seconds>:<user>", credential = base64(HMAC-SHA1(secret, username)).
+// The user part is the participant's public peer id, not its secret token:
+// TURN servers log usernames.
+import { createHmac } from 'node:crypto';
+import type { IceServerInfo } from './protocol.js';
+
+export function turnCredentials(secret: string, user: string, ttlSeconds: number, now: Date): { username: string; credential: string } {
+  const expiry = Math.floor(now.getTime() / 1000) + ttlSeconds;
+  const username = `${expiry}:${user}`;
+  const credential = createHmac('sha1', secret).update(username).digest('base64');
+  return { username, credential };
+}
+
+/** The ICE servers a participant gets: the configured ones, plus TURN with fresh credentials when a secret is set. */
+export function iceServersFor(
+  config: { iceServers: IceServerInfo[]; turnSecret: string | null; turnUrls: string[]; turnTtlSeconds: number },
+  user: string,
+  now: Date,
+): IceServerInfo[] {
+  const servers = config.iceServers.map((s) => ({ ...s }));
+  if (config.turnSecret && config.turnUrls.length) {
+    servers.push({ urls: [...config.turnUrls], ...turnCredentials(config.turnSecret, user, config.turnTtlSeconds, now) });
+  }
+  return servers;
+}

@@ -1,0 +1,101 @@
+// The signaling endpoint, GET /ws (WebSocket). It checks the Origin, caps
+// frame sizes, detects dead connections with pings, and hands every frame to
+// the hub. Authentication happens inside the socket, with the join token in
+// the first message: a token in the URL would end up in proxy logs.
+import fastifyWebsocket from '@fastify/websocket';
+import type { FastifyPluginAsync } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Services } from '../services.js';
+import { createHub, type Hub } from './hub.js';
+import { MAX_FRAME_BYTES, type ServerMessage } from './protocol.js';
+import { iceServersFor } from './turn-credentials.js';
+
+/** ws drops the connection (close 1009) above this; frames between MAX_FRAME_BYTES and it get a `too-large` error. */
+const HARD_FRAME_LIMIT = 4 * MAX_FRAME_BYTES;
+
+export interface RealtimeOptions {
+  services: Services;
+  /** Called with the hub once it exists (tests and readiness use it). */
+  onHub?: (hub: Hub) => void;
+}
+
+export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPluginAsync {
+  return async (app) => {
+    const { config } = services;
+    const allowedOrigin = new URL(config.publicUrl).origin;
+    const hub = createHub({
+      participation: services.participation,
+      bus: services.signals,
+      events: services.events,
+      clock: services.clock,
+      log: app.log,
+      publicUrl: config.publicUrl,
+      iceServersFor: (peerId) => iceServersFor(config, peerId, services.clock.now()),
+    });
+    onHub?.(hub);
+
+    await app.register(fastifyWebsocket, {
+      options: { maxPayload: HARD_FRAME_LIMIT },
+      // A client error (oversized frame, broken framing) is the client's problem, not a server error.
+      errorHandler: (error, socket, request) => {
+        request.log.info({ code: (error as NodeJS.ErrnoException).code }, 'websocket dropped on a protocol error');
+        socket.terminate();
+      },
+      // Before the HTTP server stops: record everyone's leave while the database is still open.
+      preClose: async () => {
+        await hub.shutdown();
+        const wss = app.websocketServer;
+        for (const client of wss.clients) client.terminate();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      },
+    });
+
+    // A dead peer (laptop asleep, network gone) sends no FIN: a missed pong
+    // reveals it within two intervals, so presence stays true within seconds.
+    const alive = new WeakMap<WebSocket, boolean>();
+    const pingTimer = setInterval(() => {
+      for (const socket of app.websocketServer.clients) {
+        if (alive.get(socket) === false) {
+          socket.terminate();
+          continue;
+        }
+        alive.set(socket, false);
+        socket.ping();
+      }
+    }, config.heartbeatIntervalSeconds * 1000);
+    pingTimer.unref();
+    app.addHook('onClose', async () => clearInterval(pingTimer));
+
+    app.get(
+      '/ws',
+      {
+        websocket: true,
+        schema: { hide: true },
+        // Cross-site WebSocket hijacking: browsers always send Origin, and only our own pages may connect.
+        preValidation: async (request, reply) => {
+          if (request.headers.origin !== allowedOrigin) {
+            return reply.status(403).send({ error: 'WebSocket connections are accepted from this service\'s own pages only' });
+          }
+        },
+      },
+      (socket) => {
+        alive.set(socket, true);
+        socket.on('pong', () => alive.set(socket, true));
+        const session = hub.connect({
+          send(message: ServerMessage) {
+            if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+          },
+          close(code, reason) {
+            socket.close(code, reason);
+          },
+        });
+        socket.on('message', (data, isBinary) => {
+          if (isBinary) return session.onFrame('\u0000binary');
+          session.onFrame((data as Buffer).toString('utf8'));
+        });
+        socket.on('close', () => session.onClose());
+        socket.on('error', () => socket.terminate());
+      },
+    );
+  };
+}

@@ -1,0 +1,176 @@
+// Presence and the room lifecycle that follows from it (DESIGN §5), with a
+// one-second grace: abrupt disconnects, resuming, ending, restarting, dead nodes.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
+import { eventually, sleep, startRealtimeServer, type RealtimeServer } from './helpers.js';
+
+let server: RealtimeServer;
+
+beforeAll(async () => {
+  server = await startRealtimeServer({ ROOM_END_GRACE_SECONDS: '1', NODE_DEAD_AFTER_SECONDS: '2' });
+});
+afterAll(() => server.close());
+
+const participantsOf = async (roomToken: string): Promise<string[]> => (await server.getRoom(roomToken)).current_participants;
+
+describe('presence', () => {
+  it('drops a participant whose connection dies abruptly and tells the others', async () => {
+    const room = await server.createRoom();
+    const host = await server.connect();
+    const guest = await server.connect();
+    const h = await host.join(room.access_token);
+    const g = await guest.join(room.guest_token);
+    guest.terminate();
+    expect(await host.next('peer-left')).toEqual({ type: 'peer-left', peerId: g.self.id });
+    expect(await participantsOf(room.token)).toEqual([h.participantToken]);
+  });
+
+  it('notices a silent dead connection (no close frame, no FIN) through missed pongs', async () => {
+    const room = await server.createRoom();
+    const guest = await server.connect();
+    await guest.join(room.guest_token);
+    // Stop answering pings without closing: what a sleeping laptop looks like from the server.
+    guest.socket.pong = () => {};
+    (guest.socket as unknown as { _receiver: { removeAllListeners(e: string): void } })._receiver.removeAllListeners('ping');
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 5000, 'dead connection dropped');
+  });
+
+  it('leaves on request: one reply, then the socket closes normally', async () => {
+    const room = await server.createRoom();
+    const guest = await server.connect();
+    await guest.join(room.guest_token);
+    expect(await guest.request({ type: 'leave' })).toMatchObject({ type: 'left' });
+    expect((await guest.closed).code).toBe(1000);
+    expect(await participantsOf(room.token)).toEqual([]);
+  });
+
+  it('refuses a join beyond the mesh limit', async () => {
+    const room = await server.createRoom();
+    for (let i = 0; i < MAX_PARTICIPANTS; i++) await (await server.connect()).join(room.guest_token, `P${i}`);
+    const extra = await server.connect();
+    expect(await extra.request({ type: 'join', joinToken: room.guest_token, displayName: 'One too many' })).toMatchObject({
+      type: 'error',
+      code: 'room-full',
+    });
+    expect(await participantsOf(room.token)).toHaveLength(MAX_PARTICIPANTS);
+  });
+});
+
+describe('resuming', () => {
+  it('resumes the same participant after a drop within the grace; a stale token gets a new participant', async () => {
+    const room = await server.createRoom();
+    const host = await server.connect();
+    await host.join(room.access_token, 'Host');
+    const first = await server.connect();
+    const g = await first.join(room.guest_token, 'Guest');
+    first.terminate();
+    await host.next('peer-left');
+    const again = await server.connect();
+    const resumed = await again.join(room.guest_token, 'Guest', g.participantToken);
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.participantToken).toBe(g.participantToken);
+    expect(resumed.self.id).toBe(g.self.id);
+    expect((await host.next('peer-joined')).peer.id).toBe(g.self.id);
+    expect((await participantsOf(room.token)).sort()).toHaveLength(2);
+
+    again.terminate();
+    await host.next('peer-left');
+    await sleep(1100);
+    const late = await server.connect();
+    const fresh = await late.join(room.guest_token, 'Guest', g.participantToken);
+    expect(fresh.resumed).toBe(false);
+    expect(fresh.participantToken).not.toBe(g.participantToken);
+  });
+
+  it('takes over from a connection that is not known to be dead yet, without a leave in between', async () => {
+    const room = await server.createRoom();
+    const host = await server.connect();
+    await host.join(room.access_token);
+    const old = await server.connect();
+    const g = await old.join(room.guest_token);
+    const fresh = await server.connect();
+    await fresh.join(room.guest_token, 'Guest', g.participantToken);
+    expect((await old.closed).code).toBe(4002);
+    await sleep(200);
+    expect(host.all('peer-left')).toEqual([]);
+    expect(await participantsOf(room.token)).toContain(g.participantToken);
+  });
+
+  it('cannot resume a participant of another room', async () => {
+    const roomA = await server.createRoom();
+    const roomB = await server.createRoom();
+    const a = await server.connect();
+    const ga = await a.join(roomA.guest_token);
+    const b = await server.connect();
+    const joined = await b.join(roomB.guest_token, 'B', ga.participantToken);
+    expect(joined.resumed).toBe(false);
+    expect(joined.participantToken).not.toBe(ga.participantToken);
+    expect(await participantsOf(roomA.token)).toEqual([ga.participantToken]);
+  });
+});
+
+describe('lifecycle', () => {
+  it('active -> started on the first join; ended after the grace once empty; started again on a rejoin', async () => {
+    const room = await server.createRoom();
+    expect(room.status).toBe('active');
+    const guest = await server.connect();
+    await guest.join(room.guest_token);
+    const started = await server.getRoom(room.token);
+    expect(started.status).toBe('started');
+    await guest.request({ type: 'leave' });
+
+    // Within the grace the room stays started, even when the sweep runs.
+    await server.services.participation.sweep();
+    expect((await server.getRoom(room.token)).status).toBe('started');
+    await sleep(1100);
+    await server.services.participation.sweep();
+    const ended = await server.getRoom(room.token);
+    expect(ended.status).toBe('ended');
+    expect(ended.ended_at).toBeDefined();
+    expect(Date.parse(ended.ended_at)).toBeGreaterThanOrEqual(Date.parse(started.started_at));
+
+    const back = await server.connect();
+    await back.join(room.access_token);
+    const restarted = await server.getRoom(room.token);
+    expect(restarted.status).toBe('started');
+    expect(restarted.started_at).toBe(started.started_at);
+  });
+
+  it('does not end a room when a participant reconnects within the grace', async () => {
+    const room = await server.createRoom();
+    const first = await server.connect();
+    const g = await first.join(room.guest_token);
+    first.terminate();
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 3000, 'drop noticed');
+    await sleep(500);
+    const again = await server.connect();
+    await again.join(room.guest_token, 'Guest', g.participantToken);
+    await sleep(700);
+    await server.services.participation.sweep();
+    expect((await server.getRoom(room.token)).status).toBe('started');
+  });
+
+  it('marks the participants of a node that stopped its heartbeat as left, and ends their room', async () => {
+    const room = await server.createRoom();
+    const guest = await server.connect();
+    const g = await guest.join(room.guest_token);
+    // Pretend the participant is connected through another node that died 10 s ago.
+    const db = server.services.database.db;
+    await sql`insert into nodes (id, started_at, heartbeat_at) values ('ghost', now() - interval '1 minute', now() - interval '10 seconds')`.execute(db);
+    await sql`update participants set node_id = 'ghost' where token = ${g.participantToken}`.execute(db);
+    await server.services.participation.sweep();
+    expect(await participantsOf(room.token)).toEqual([]);
+    await sleep(1100);
+    await server.services.participation.sweep();
+    expect((await server.getRoom(room.token)).status).toBe('ended');
+  });
+
+  it('keeps participants of live nodes when the sweep runs on every node at once', async () => {
+    const room = await server.createRoom();
+    const guest = await server.connect();
+    const g = await guest.join(room.guest_token);
+    await Promise.all([server.services.participation.sweep(), server.services.participation.sweep(), server.services.participation.sweep()]);
+    expect(await participantsOf(room.token)).toEqual([g.participantToken]);
+  });
+});
