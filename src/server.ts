@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { connectRedisBuses, type RedisBuses } from './cluster/redis-buses.js';
 import { buildApp } from './http/build-app.js';
 import { joinRoutes } from './http/routes/join.routes.js';
 import { startJobs } from './jobs.js';
@@ -25,20 +26,27 @@ export async function startServer(
 ): Promise<RunningServer> {
   const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
   const database = await openDatabase(config);
+  let redis: RedisBuses | null = null;
   try {
     await migrate(database);
-    const services = createServices({ database, config });
+    // Several nodes share calls through Redis; one node alone needs nothing but itself.
+    redis = config.redisUrl ? await connectRedisBuses(config.redisUrl) : null;
+    const services = createServices({ database, config, ...(redis ? { signals: redis.signals, events: redis.events } : {}) });
     const firstToken = await services.tenants.bootstrapDefaultTenant();
-    const app = await buildApp({ services, logStream: options.logStream, plugins: [joinRoutes(services), realtimePlugin({ services })] });
+    const readiness = redis ? [{ name: 'redis', check: redis.ping }] : [];
+    const app = await buildApp({ services, logStream: options.logStream, readiness, plugins: [joinRoutes(services), realtimePlugin({ services })] });
     // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
     await services.participation.registerNode();
     const jobs = startJobs(
       [
         { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
+        // Idempotency-Key records live 24 hours (docs/security.md).
+        { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
         // Heartbeat, participants of dead nodes, rooms empty past the grace (DESIGN §5).
         { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
       ],
       app.log,
+      (job, outcome) => services.metrics.jobRuns.inc({ job, outcome }),
     );
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
@@ -66,10 +74,12 @@ export async function startServer(
         await app.close();
         await jobs.stop();
         await services.participation.retireNode().catch((error: unknown) => app.log.warn({ err: error }, 'could not retire this node'));
+        await redis?.close();
         await database.close();
       },
     };
   } catch (error) {
+    await redis?.close();
     await database.close().catch(() => {});
     throw error;
   }

@@ -5,6 +5,8 @@ import type { DatabaseHandle } from './db/client.js';
 import { createAuthService } from './domain/auth/auth.service.js';
 import { createFeedbackRepo } from './domain/feedback/feedback.repo.js';
 import { createFeedbackService } from './domain/feedback/feedback.service.js';
+import { createIdempotencyRepo } from './domain/idempotency/idempotency.repo.js';
+import { createIdempotencyService } from './domain/idempotency/idempotency.service.js';
 import { createCleanupService } from './domain/lifecycle/cleanup.service.js';
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
 import { createParticipationService } from './domain/participation/participation.service.js';
@@ -15,6 +17,8 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { metricsSources } from './observability/metrics-sources.js';
 import { createLocalSignalBus, type SignalBus } from './realtime/signal-bus.js';
 
 export interface ServiceOptions {
@@ -25,10 +29,12 @@ export interface ServiceOptions {
   events?: RoomEventBus;
   /** Messages between participants of a call; a cluster passes one that crosses nodes. */
   signals?: SignalBus;
+  metrics?: Metrics;
 }
 
-export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus() }: ServiceOptions) {
+export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics() }: ServiceOptions) {
   const db = database.db;
+  metrics.addSources(metricsSources(database));
   const repos = {
     tenants: createTenantsRepo(db),
     rooms: createRoomsRepo(db),
@@ -36,16 +42,19 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     participants: createParticipantsRepo(db),
   };
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
+  const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
   return {
     database,
     config,
+    metrics,
     clock,
     ids,
     events,
     repos,
     tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left` }),
     auth: createAuthService({ db }),
-    rooms: createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock }),
+    rooms,
+    idempotency: createIdempotencyService({ repo: createIdempotencyRepo(db), rooms, clock }),
     feedback,
     signals,
     participation: createParticipationService({
