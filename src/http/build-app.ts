@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
-import { errorHandler } from './error-handler.js';
+import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { loggerOptions } from './logging.js';
@@ -44,6 +44,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     trustProxy: config.trustProxy,
     // Join and room tokens travel in paths; a path longer than this names nothing of ours.
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: frameworkErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -54,6 +55,14 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   app.addSchema(RoomSchema);
   app.addSchema(FeedbackSchema);
   app.setErrorHandler(errorHandler);
+  // An empty body sent as application/json (some client libraries do that on
+  // POST .../close) means "no body", not malformed JSON; a route that needs a
+  // body still answers 400 on `body` through its schema.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    /^\s*$/.test(body as string) ? done(null, undefined) : parseJson(request, body as string, done),
+  );
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
   app.addHook('onRequest', apiSecurityHeaders);
 

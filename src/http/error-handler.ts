@@ -67,3 +67,14 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   request.log.error({ err: error }, 'unexpected error');
   return reply.status(500).send({ error: 'Internal server error' });
 }
+
+/**
+ * Errors the router raises before any route runs, in the interface's {error}
+ * shape (Fastify's own body would echo the URL, tokens included).
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  // A path segment longer than any token we issue names nothing: an unknown room.
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.status(404).send({ error: 'Not found' });
+  if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send({ error: 'Malformed URL: invalid percent-encoding' });
+  return reply.status(400).send({ error: 'Bad request' });
+}

@@ -2,14 +2,13 @@
 // and an RFC 8288 Link header with absolute URLs that keep the other query
 // parameters and carry the keyset cursor.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../errors.js';
-import { formatCursor, pageLinks, parseCursor, type PageInfo, type PageRequest } from '../domain/support/pagination.js';
+import { formatCursor, invalidCursor, pageLinks, parseCursor, type PageInfo, type PageRequest } from '../domain/support/pagination.js';
 
 export const DEFAULT_PER_PAGE = 20;
 
 export function pageRequest(query: { page?: number; per_page?: number; cursor?: string }): PageRequest {
   const cursor = parseCursor(query.cursor);
-  if (cursor === 'invalid') throw ValidationError.of('cursor', 'invalid', 'is not a cursor from a Link URL');
+  if (cursor === 'invalid') throw invalidCursor();
   return { page: query.page ?? 1, perPage: query.per_page ?? DEFAULT_PER_PAGE, cursor };
 }
 

@@ -5,19 +5,20 @@ import { Type, type TSchema } from 'typebox';
 /** A nullable field, written as a JSON-schema type list (fast to serialize). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+// x-http-url and x-trimmed-length are keywords of src/http/validation.ts.
 const httpUrl = (description: string) =>
   Type.String({
     format: 'uri',
-    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+    'x-http-url': true,
     maxLength: 2048,
     description,
     'x-error-type': 'invalid',
     'x-error-message': 'must be an absolute http or https URL',
   });
 
-// A name must contain something besides spaces.
+// Counted after trimming; a name of only spaces is blank.
 const nameField = (max: number, description: string) =>
-  Type.String({ minLength: 1, maxLength: max, pattern: '\\S', description, 'x-error-type': 'blank', 'x-error-message': "can't be blank" });
+  Type.String({ 'x-trimmed-length': { min: 1, max }, description: `${description} 1..${max} characters after trimming.` });
 
 const displayName = (description: string) => Nullable(Type.String({ maxLength: 100, description }));
 
@@ -25,7 +26,12 @@ export const RoomInputSchema = Type.Object(
   {
     name: nameField(255, 'Name shown to participants on the join page.'),
     meeting_duration: Type.Integer({ minimum: 1, maximum: 1440, description: 'Expected duration in minutes.' }),
-    scheduled_at: Type.String({ format: 'date-time', description: 'ISO 8601 date-time with offset or Z; informational only.' }),
+    scheduled_at: Type.String({
+      format: 'date-time',
+      description: 'ISO 8601 date-time with offset or Z, years 1900..9998; informational only.',
+      'x-error-type': 'invalid',
+      'x-error-message': 'must be an ISO 8601 date-time with a time zone (Z or +hh:mm), between 1900 and 9998',
+    }),
     return_url: Type.Optional(Nullable(httpUrl('Where guests go after leaving; the tenant default when omitted.'))),
     host_return_url: Type.Optional(Nullable(httpUrl('Where the host goes after leaving; falls back to return_url.'))),
     host_display_name: Type.Optional(displayName('Pre-filled host display name.')),

@@ -6,12 +6,20 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { isHttpUrl } from '../domain/support/validate.js';
 import type { FieldError } from '../errors.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
   ajv: Ajv,
 ) => Ajv;
+
+// Instants PostgreSQL and PGlite both store and give back unchanged: JavaScript
+// dates reach year 275760, but PGlite cannot write year 0 or years past 9999.
+const EARLIEST = Date.UTC(1900, 0, 1);
+const LATEST = Date.UTC(9999, 0, 1);
+// Ajv's uuid format also accepts a "urn:uuid:" prefix, which a uuid column rejects.
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({
@@ -23,14 +31,68 @@ function makeAjv(coerceTypes: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  // RFC 3339 date-time that is also a real instant: ajv-formats lets 23:59:60 through, which Date cannot parse.
+  const dateTime = ajv.formats['date-time'] as { validate: (text: string) => boolean };
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (text: string) => {
+      if (!dateTime.validate(text)) return false;
+      const instant = Date.parse(text);
+      return instant >= EARLIEST && instant < LATEST;
+    },
+  });
+  ajv.addFormat('uuid', UUID);
+  // An absolute http(s) URL with a host (format uri alone accepts "http://").
+  ajv.addKeyword({ keyword: 'x-http-url', type: 'string', schemaType: 'boolean', errors: false, validate: (_: boolean, data: string) => isHttpUrl(data) });
+  // Length counted after trimming (DESIGN §5: name 1..255 characters after trimming).
+  ajv.addKeyword({
+    keyword: 'x-trimmed-length',
+    type: 'string',
+    schemaType: 'object',
+    errors: false,
+    validate: (limits: { min: number; max: number }, data: string) => {
+      const length = [...data.trim()].length;
+      return length >= limits.min && length <= limits.max;
+    },
+  });
   return ajv;
 }
 
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+type Schema = { properties?: Record<string, Schema>; items?: Schema };
+
+/**
+ * PostgreSQL's text type cannot hold U+0000, so a NUL in any declared field
+ * would fail in the database: report it as an invalid field instead. Unknown
+ * fields are ignored (DESIGN §5) and never stored, so they are not checked.
+ */
+function nulErrors(schema: Schema, data: unknown, path = ''): ErrorObject[] {
+  if (typeof data === 'string') {
+    return data.includes('\u0000')
+      ? [{ keyword: 'x-no-nul', instancePath: path, schemaPath: '', params: {}, data, parentSchema: schema }]
+      : [];
+  }
+  if (Array.isArray(data)) return schema.items ? data.flatMap((item, i) => nulErrors(schema.items!, item, `${path}/${i}`)) : [];
+  if (data === null || typeof data !== 'object' || !schema.properties) return [];
+  return Object.entries(schema.properties).flatMap(([key, child]) =>
+    Object.hasOwn(data, key) ? nulErrors(child, (data as Record<string, unknown>)[key], `${path}/${key}`) : [],
+  );
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+  const check = (data: unknown) => {
+    const valid = validate(data);
+    // Path parameters are matched against token and id shapes instead: a NUL there names nothing (404).
+    const nul = httpPart === 'params' ? [] : nulErrors(schema as Schema, data);
+    check.errors = [...(validate.errors ?? []), ...nul];
+    return valid && nul.length === 0;
+  };
+  check.errors = [] as ErrorObject[];
+  return check as unknown as ReturnType<FastifySchemaCompiler<object>>;
+};
 
 function attributeOf(error: ErrorObject): string {
   const path = error.instancePath.split('/').filter(Boolean).join('.');
@@ -70,9 +132,18 @@ function describe(error: ErrorObject, data: unknown): Omit<FieldError, 'attribut
         : { type: 'too_short', message: `is too short (minimum is ${String(params.limit)} characters)` };
     case 'maxLength':
       return { type: 'too_long', message: `is too long (maximum is ${String(params.limit)} characters)` };
+    case 'x-trimmed-length': {
+      const { max } = schema['x-trimmed-length'] as { max: number };
+      return typeof data === 'string' && data.trim() === ''
+        ? { type: 'blank', message: "can't be blank" }
+        : { type: 'too_long', message: `is too long (maximum is ${max} characters)` };
+    }
+    case 'x-no-nul':
+      return { type: 'invalid', message: 'must not contain NUL characters' };
     case 'pattern':
     case 'format':
-      // A schema may name its own failure (e.g. a name of only spaces is blank).
+    case 'x-http-url':
+      // A schema may name its own failure (e.g. a URL that is not http(s)).
       if (typeof schema['x-error-type'] === 'string') {
         return { type: schema['x-error-type'], message: String(schema['x-error-message'] ?? 'is invalid') };
       }

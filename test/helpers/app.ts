@@ -1,7 +1,7 @@
 // An in-process Parley for integration tests: the real app over a real
 // database (see database.ts), with factories that make each test's own data.
 import { Writable } from 'node:stream';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/domain/support/clock.js';
 import { buildApp } from '../../src/http/build-app.js';
@@ -26,7 +26,7 @@ export interface TestContext {
   config: Readonly<Config>;
   /** Every log line the app wrote, for tests that check what logs contain. */
   logs: string[];
-  request(options: InjectOptions & { token?: string }): ReturnType<FastifyInstance['inject']>;
+  request(options: InjectOptions & { token?: string }): Promise<LightMyRequestResponse>;
   tenant(options?: { timezone?: string; default_return_url?: string }): Promise<TestTenant>;
   close(): Promise<void>;
 }

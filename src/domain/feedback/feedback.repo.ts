@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Rating, RoomFeedbacksTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
+import { isCalendarDate } from '../support/timezone.js';
 
 export type FeedbackRow = Selectable<RoomFeedbacksTable>;
 
@@ -20,7 +21,12 @@ export function feedbackKey(row: FeedbackRow): string {
 
 function parseKey(key: string): [string, number] | null {
   const match = /^(\d{4}-\d{2}-\d{2})\.(\d{1,15})$/.exec(key);
-  return match ? [match[1]!, Number(match[2])] : null;
+  // The day goes through ::date, which rejects 2025-02-30 with an error.
+  return match && isCalendarDate(match[1]!) ? [match[1]!, Number(match[2])] : null;
+}
+
+export function isFeedbackKey(key: string): boolean {
+  return parseKey(key) !== null;
 }
 
 export function createFeedbackRepo(db: Db) {

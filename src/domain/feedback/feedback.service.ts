@@ -4,11 +4,12 @@ import { ForbiddenError, ValidationError } from '../../errors.js';
 import type { Rating } from '../../db/schema.js';
 import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
-import { pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
+import { cursorKey, invalidCursor, pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import { isCalendarDate, localDay } from '../support/timezone.js';
-import { feedbackKey, type FeedbackFilter, type FeedbackRepo, type FeedbackRow } from './feedback.repo.js';
+import { feedbackKey, isFeedbackKey, type FeedbackFilter, type FeedbackRepo, type FeedbackRow } from './feedback.repo.js';
 
 export const MAX_FEEDBACK_LENGTH = 2000;
+export const FEEDBACK_FORBIDDEN = 'Room feedback is available to Instance API tokens only';
 export const RATINGS: readonly Rating[] = ['good', 'neutral', 'bad'];
 
 export interface FeedbackQuery {
@@ -24,7 +25,7 @@ interface Deps {
 
 export function createFeedbackService({ repo, clock }: Deps) {
   function filterFor(principal: Principal, query: FeedbackQuery): FeedbackFilter {
-    if (principal.kind !== 'instance') throw new ForbiddenError('Room feedback is available to Instance API tokens only');
+    if (principal.kind !== 'instance') throw new ForbiddenError(FEEDBACK_FORBIDDEN);
     const errors: { attribute: string; type: string; message: string }[] = [];
     for (const attribute of ['from', 'to'] as const) {
       const value = query[attribute];
@@ -69,6 +70,8 @@ export function createFeedbackService({ repo, clock }: Deps) {
       request: PageRequest,
     ): Promise<{ feedbacks: FeedbackRow[]; info: PageInfo; firstKey: string | null; lastKey: string | null }> {
       const filter = filterFor(principal, query);
+      const key = cursorKey(request.cursor);
+      if (key !== null && !isFeedbackKey(key)) throw invalidCursor();
       const byRating = await repo.countByRating(filter);
       const totalCount = byRating.good + byRating.neutral + byRating.bad;
       const rows = await repo.page(filter, pageQuery(request, totalCount));

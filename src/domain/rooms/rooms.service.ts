@@ -5,7 +5,7 @@ import { FeatureDisabledError, NotFoundError, PreconditionFailedError, Validatio
 import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
-import { pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
+import { cursorKey, invalidCursor, pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import type { RoomEventBus } from './room-events.js';
 import type { NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, Versions } from './rooms.repo.js';
@@ -45,6 +45,8 @@ interface Deps {
 }
 
 const MINUTE = 60_000;
+// Room keys are the bigint ids; a longer number would overflow the column's parameter.
+const ROOM_KEY = /^\d{1,15}$/;
 
 export function scopeOf(principal: Principal): RoomScope {
   return { tenantId: principal.tenantId, organizationId: principal.organizationId };
@@ -173,10 +175,14 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
      */
     async update(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<RoomView> {
       const existing = await requireRoom(principal, token, versions);
+      // null takes the doctor off the room; the room stays in its organization
+      // (an Instance token must not pull a room out of the organization that sees it).
       const owner =
         input.doctor_id === undefined
           ? { organizationId: existing.organization_id, doctorId: existing.doctor_id }
-          : await resolveOwner(principal, input.doctor_id);
+          : input.doctor_id === null
+            ? { organizationId: existing.organization_id, doctorId: null }
+            : await resolveOwner(principal, input.doctor_id);
       await checkFeatures(principal, input);
       const now = clock.now();
       const values = settings(principal, input);
@@ -220,6 +226,8 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     },
 
     async list(principal: Principal, request: PageRequest): Promise<{ rooms: RoomView[]; info: PageInfo; firstKey: string | null; lastKey: string | null }> {
+      const key = cursorKey(request.cursor);
+      if (key !== null && !ROOM_KEY.test(key)) throw invalidCursor();
       const scope = scopeOf(principal);
       const totalCount = await rooms.count(scope);
       const rows = await rooms.page(scope, pageQuery(request, totalCount));

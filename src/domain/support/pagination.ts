@@ -1,6 +1,7 @@
 // Page arithmetic shared by the room and feedback lists (§8, DESIGN §5).
 // Link URLs carry a keyset cursor next to `page`, so a client that follows
 // them never makes the database skip rows; a bare `page=N` still works.
+import { ValidationError } from '../../errors.js';
 
 export interface PageRequest {
   page: number;
@@ -36,6 +37,16 @@ export function parseCursor(text: string | undefined): Cursor | null | 'invalid'
   const match = /^(after|before):([A-Za-z0-9_.-]{1,64})$/.exec(text);
   if (!match) return 'invalid';
   return match[1] === 'after' ? { after: match[2]! } : { before: match[2]! };
+}
+
+/** The row key a cursor carries (none for `last`): each list checks it has its own key's shape. */
+export function cursorKey(cursor: Cursor | null): string | null {
+  if (cursor === null || 'last' in cursor) return null;
+  return 'after' in cursor ? cursor.after : cursor.before;
+}
+
+export function invalidCursor(): ValidationError {
+  return ValidationError.of('cursor', 'invalid', 'is not a cursor from a Link URL');
 }
 
 export function formatCursor(cursor: Cursor): string {

@@ -1,11 +1,11 @@
 // Calendar days in a tenant's timezone: feedback from/to filters are dates there (DESIGN §5).
 
-export function isValidTimezone(timezone: string): boolean {
+/** The IANA name as Intl spells it ('america/new_york' -> 'America/New_York'), or null if unknown. */
+export function canonicalTimezone(timezone: string): string | null {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import { hashSecret } from '../support/secrets.js';
-import { isValidTimezone } from '../support/timezone.js';
+import { canonicalTimezone } from '../support/timezone.js';
 import { FieldErrors, checkName, checkUrl } from '../support/validate.js';
 import { isFeature } from './features.js';
 import type { TenantsRepo } from './tenants.repo.js';
@@ -50,9 +50,10 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       const errors = new FieldErrors();
       const name = checkName(errors, 'name', input.name, 255);
       checkUrl(errors, 'default_return_url', input.default_return_url);
-      const timezone = input.timezone ?? 'UTC';
-      if (!isValidTimezone(timezone)) errors.add('timezone', 'invalid', 'is not a known IANA time zone');
-      if (errors.list.length) throw new ValidationError(errors.list);
+      // Stored as Intl spells it, so that the tenant reads back the zone its days are counted in.
+      const timezone = canonicalTimezone(input.timezone ?? 'UTC');
+      if (timezone === null) errors.add('timezone', 'invalid', 'is not a known IANA time zone');
+      if (errors.list.length || timezone === null) throw new ValidationError(errors.list);
       return repo.insertTenant({
         id: ids.uuid(),
         name,

@@ -1,6 +1,8 @@
 // §4.7-4.8: room feedback, for Instance tokens only (403 otherwise).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { FEEDBACK_FORBIDDEN } from '../../domain/feedback/feedback.service.js';
+import { ForbiddenError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { pageRequest, setPageHeaders } from '../pagination.js';
 import { ErrorSchema, FeedbackSummarySchema, PageQuerySchema, ValidationErrorsSchema, commonErrors } from '../schemas.js';
@@ -16,6 +18,11 @@ export const feedbackRoutes =
     const { publicUrl } = services.config;
     const tags = ['room feedbacks'];
     const security = [{ bearer: [] }];
+
+    // "Token not allowed" comes before the query is checked, as 401 does (§5.4).
+    app.addHook('preValidation', async (request) => {
+      if (request.principal.kind !== 'instance') throw new ForbiddenError(FEEDBACK_FORBIDDEN);
+    });
 
     app.get(
       '/api/room_feedbacks',
