@@ -1,0 +1,156 @@
+// The API throughput and latency measurement shared by api.bench.ts
+// (Parley on PostgreSQL against the node:http baseline) and embedded.bench.ts
+// (Parley on PGlite against Parley on PostgreSQL). Every target gets the same
+// requests, interleaved (each repetition alternates which target goes first),
+// so that the machine's noise falls on all of them alike.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runLoad, type LoadResult } from './load.js';
+import { startBenchPostgres } from './postgres.js';
+import { startBaseline, startParley, type ServerProcess } from './processes.js';
+import { fixed, flags, markdownTable, median } from './stats.js';
+
+export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite';
+
+interface Target {
+  name: TargetName;
+  server: ServerProcess;
+  token: string;
+  roomPaths: string[];
+}
+
+const ROOM_BODY = JSON.stringify({
+  name: 'Consultation',
+  meeting_duration: 30,
+  scheduled_at: '2030-03-10T14:00:00Z',
+  guest_display_name: 'Patient',
+});
+const UPDATE_BODY = JSON.stringify({
+  name: 'Follow-up consultation',
+  meeting_duration: 45,
+  scheduled_at: '2030-03-11T09:30:00Z',
+  host_display_name: 'Dr. Example',
+  enable_chat: false,
+});
+
+const ENDPOINTS = [
+  { label: 'GET /api/rooms/{token}', method: 'GET' as const, paths: (t: Target) => t.roomPaths },
+  { label: 'POST /api/rooms', method: 'POST' as const, paths: () => ['/api/rooms'], body: ROOM_BODY },
+  { label: 'PUT /api/rooms/{token}', method: 'PUT' as const, paths: (t: Target) => t.roomPaths, body: UPDATE_BODY },
+  { label: 'GET /api/rooms (page 1)', method: 'GET' as const, paths: () => ['/api/rooms?page=1'] },
+];
+
+/** Creates rooms through the API, a few at a time, and returns their paths. */
+async function createRooms(server: ServerProcess, token: string, count: number): Promise<string[]> {
+  const paths: string[] = [];
+  for (let i = 0; i < count; i += 10) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(10, count - i) }, async () => {
+        const response = await fetch(server.url + '/api/rooms', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: ROOM_BODY,
+        });
+        if (response.status !== 201) throw new Error(`creating a room: ${response.status} ${await response.text()}`);
+        return `/api/rooms/${((await response.json()) as { token: string }).token}`;
+      }),
+    );
+    paths.push(...made);
+  }
+  return paths;
+}
+
+export async function runApiBench(targetNames: TargetName[], title: string): Promise<void> {
+  const options = flags();
+  const seconds = Number(options.get('seconds') ?? 5);
+  const reps = Number(options.get('reps') ?? 3);
+  const connectionLevels = (options.get('connections') ?? '1,10,100').split(',').map(Number);
+  const durable = options.get('durable') === 'true';
+  const rooms = Number(options.get('rooms') ?? 1000);
+  const poolSize = Number(options.get('pool') ?? 20);
+  const only = options.get('only');
+  const log = (line: string) => process.stderr.write(line + '\n');
+
+  log(`${title}: ${seconds}s per point, ${reps} repetitions, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
+  const postgres = await startBenchPostgres({ durable, log });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-pglite-'));
+  const targets: Target[] = [];
+  try {
+    for (const name of targetNames) {
+      if (name === 'baseline') continue;
+      const env: Record<string, string> = name === 'parley-pg'
+        ? { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) }
+        : { DATA_DIR: dataDir };
+      const server = await startParley({ ...env, LOG_LEVEL: options.get('log-level') ?? 'info' });
+      log(`${name}: listening on ${server.url}; creating ${rooms} rooms`);
+      targets.push({ name, server, token: server.instanceToken, roomPaths: await createRooms(server, server.instanceToken, rooms) });
+    }
+    if (targetNames.includes('baseline')) {
+      // Same database, same tenant, same token and rooms as Parley on PostgreSQL.
+      const parley = targets.find((t) => t.name === 'parley-pg');
+      if (!parley) throw new Error('the baseline runs beside parley-pg (it uses its database and rooms)');
+      const server = await startBaseline(postgres.url, poolSize);
+      targets.unshift({ name: 'baseline', server, token: parley.token, roomPaths: parley.roomPaths });
+    }
+
+    const endpoints = ENDPOINTS.filter((e) => !only || e.label.includes(only));
+    const measure = (target: Target, endpoint: (typeof ENDPOINTS)[number], connections: number, secs: number) =>
+      runLoad({
+        origin: target.server.url,
+        method: endpoint.method,
+        paths: endpoint.paths(target),
+        token: target.token,
+        ...(endpoint.body ? { body: endpoint.body } : {}),
+        connections,
+        seconds: secs,
+        maxRequests: secs * 100_000,
+      });
+
+    log('warm-up');
+    for (const endpoint of endpoints) for (const target of targets) await measure(target, endpoint, 10, 1);
+
+    const results = new Map<string, LoadResult[]>();
+    const key = (target: string, endpoint: string, connections: number) => `${target}|${endpoint}|${connections}`;
+    for (let rep = 0; rep < reps; rep++) {
+      const order = rep % 2 === 0 ? targets : [...targets].reverse();
+      for (const endpoint of endpoints) {
+        for (const connections of connectionLevels) {
+          for (const target of order) {
+            const result = await measure(target, endpoint, connections, seconds);
+            const k = key(target.name, endpoint.label, connections);
+            results.set(k, [...(results.get(k) ?? []), result]);
+            log(`rep ${rep + 1} ${target.name.padEnd(13)} ${endpoint.label.padEnd(24)} c=${String(connections).padEnd(3)} ` +
+              `${fixed(result.requestsPerSecond, 0).padStart(6)} req/s  p50 ${result.p50} ms  p99 ${result.p99} ms`);
+          }
+        }
+      }
+    }
+
+    const reference = targets[0]!.name;
+    const rows: (string | number)[][] = [];
+    for (const endpoint of endpoints) {
+      for (const connections of connectionLevels) {
+        const ref = results.get(key(reference, endpoint.label, connections))!;
+        const refRps = median(ref.map((r) => r.requestsPerSecond));
+        const refP99 = median(ref.map((r) => r.p99));
+        for (const target of targets) {
+          const runs = results.get(key(target.name, endpoint.label, connections))!;
+          const rps = median(runs.map((r) => r.requestsPerSecond));
+          const p99 = median(runs.map((r) => r.p99));
+          rows.push([
+            endpoint.label, connections, target.name, fixed(rps, 0), fixed(median(runs.map((r) => r.p50)), 1), fixed(p99, 1),
+            target.name === reference ? '1' : fixed(rps / refRps, 2), target.name === reference ? '1' : fixed(p99 / refP99, 2),
+          ]);
+        }
+      }
+    }
+    console.log(`\n### ${title}\n`);
+    console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${seconds}s x ${reps} per point (medians), PostgreSQL fsync ${durable ? 'on' : 'off'}, pool ${poolSize}, log level ${options.get('log-level') ?? 'info'}\n`);
+    console.log(markdownTable(['endpoint', 'conns', 'server', 'req/s', 'p50 ms', 'p99 ms', `req/s ÷ ${reference}`, `p99 ÷ ${reference}`], rows));
+  } finally {
+    for (const target of targets) await target.server.stop().catch(() => {});
+    await postgres.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}

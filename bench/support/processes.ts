@@ -1,0 +1,145 @@
+// Servers under test run as real processes, as an operator runs them: Parley
+// as `node dist/src/main.js` (npm run build first), the baseline as its own
+// node process. Output goes to a file (not a pipe the benchmark must drain),
+// and every process is killed when the benchmark exits, however it exits.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+export interface ServerProcess {
+  url: string;
+  /** The server's output so far (Parley prints the first tenant's token there). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function waitForHttp(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server did not answer ${url} within ${timeoutMs} ms`);
+}
+
+export async function startProcess(options: {
+  name: string;
+  args: string[];
+  env: Record<string, string>;
+  port: number;
+  readyPath: string;
+}): Promise<ServerProcess> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `parley-bench-${options.name}-`));
+  const logFile = path.join(dir, 'output.log');
+  const fd = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, options.args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  running.add(child);
+  const url = `http://127.0.0.1:${options.port}`;
+  try {
+    await waitForHttp(url + options.readyPath, child, logFile);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    url,
+    output: () => fs.readFileSync(logFile, 'utf8'),
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      running.delete(child);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Parley from dist/ (built by `npm run build`). Rate limiting is off: it would
+ * answer 429 to a benchmark's single token and measure the limiter instead.
+ */
+export async function startParley(env: Record<string, string>): Promise<ServerProcess & { instanceToken: string }> {
+  const entry = path.join(root, 'dist/src/main.js');
+  if (!fs.existsSync(entry)) throw new Error('dist/src/main.js is missing: run `npm run build` first');
+  const port = await freePort();
+  const server = await startProcess({
+    name: 'parley',
+    args: [entry],
+    env: { PORT: String(port), HOST: '127.0.0.1', PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
+    port,
+    readyPath: '/readyz',
+  });
+  const token = /prl_[A-Za-z0-9_-]{43}/.exec(server.output())?.[0];
+  if (!token) {
+    await server.stop();
+    throw new Error('Parley printed no Instance API token: the database was not empty');
+  }
+  return { ...server, instanceToken: token };
+}
+
+/** The minimal node:http server of bench/baseline-server.ts, run through tsx like the benchmarks. */
+export async function startBaseline(databaseUrl: string, poolSize: number): Promise<ServerProcess> {
+  const port = await freePort();
+  return startProcess({
+    name: 'baseline',
+    args: ['--import', 'tsx', path.join(root, 'bench/baseline-server.ts')],
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize), PUBLIC_URL: 'http://localhost:3000' },
+    port,
+    readyPath: '/healthz',
+  });
+}
+
+/** A call to Parley's admin API (DESIGN §4). */
+export async function admin<T>(server: ServerProcess, method: string, pathname: string, body?: unknown): Promise<T> {
+  const response = await fetch(server.url + pathname, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${pathname}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** A new tenant with an Instance token (and the tenant's id). */
+export async function createTenant(server: ServerProcess, name: string): Promise<{ id: string; token: string }> {
+  const tenant = await admin<{ id: string }>(server, 'POST', '/admin/tenants', { name });
+  const issued = await admin<{ token: string }>(server, 'POST', `/admin/tenants/${tenant.id}/tokens`, { label: 'bench' });
+  return { id: tenant.id, token: issued.token };
+}
