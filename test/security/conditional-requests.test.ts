@@ -3,6 +3,7 @@
 // (docs/security.md §2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import type { RoomInput } from '../../src/domain/rooms/rooms.service.js';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
 
 let ctx: TestContext;
@@ -118,5 +119,21 @@ describe('If-Match', () => {
     expect(winners).toHaveLength(1);
     expect(results.filter((r) => r.statusCode === 412)).toHaveLength(7);
     expect((await get(token)).json().name).toBe(winners[0]!.json().name);
+  });
+
+  it('compares the version in the write itself: writers that all read the room first still get one winner', async () => {
+    // Straight on the service, so that every writer's read is queued before any
+    // write: a check made only on the read would let all of them through.
+    const { token, etag } = await newRoom();
+    const principal = await ctx.services.auth.authenticate(`Bearer ${tenant.instanceToken}`);
+    const version = Number(etag.replaceAll('"', ''));
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => ctx.services.rooms.update(principal, token, roomBody({ name: `Direct ${i}` }) as unknown as RoomInput, [version])),
+    );
+    expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
+    const refused = attempts.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
+    expect(refused.map((a) => (a.reason as Error).name)).toEqual(Array(5).fill('PreconditionFailedError'));
+    const deletes = await Promise.allSettled([1, 2, 3].map(() => ctx.services.rooms.delete(principal, token, [version + 1])));
+    expect(deletes.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
   });
 });
