@@ -1,4 +1,5 @@
-// Builds the participant pages (join, call, feedback) into web/dist, served by the server.
+// Builds the participant pages (join, call, feedback) into web/dist, served
+// by the server under /assets/ (src/http/routes/web-assets.ts reads the manifest).
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
@@ -9,7 +10,13 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
-    rollupOptions: { input: { call: fileURLToPath(new URL('./src/call.ts', import.meta.url)) }, output: { entryFileNames: '[name]-[hash].js', assetFileNames: '[name]-[hash][extname]' } },
+    // One small script and one stylesheet: no inline code (the pages' CSP allows 'self' only).
+    modulePreload: false,
+    assetsInlineLimit: 0,
+    rollupOptions: {
+      input: { call: fileURLToPath(new URL('./src/call.ts', import.meta.url)) },
+      output: { entryFileNames: '[name]-[hash].js', assetFileNames: '[name]-[hash][extname]' },
+    },
     manifest: true,
   },
 });

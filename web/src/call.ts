@@ -1,1 +1,53 @@
-export {};
+// Entry of the participant pages: the join screen, then the call, then the
+// feedback; data for the page comes from the server in a JSON block.
+import type { JoinPageData } from '../../src/http/routes/join.routes.js';
+import './call.css';
+import { h, show } from './dom.js';
+import { showFeedback } from './feedback.js';
+import { startCall } from './in-call.js';
+import { showPrejoin } from './prejoin.js';
+
+function message(root: Element, title: string, text: string, testId?: string, next?: string) {
+  show(
+    root,
+    h(
+      'section',
+      { class: 'card message', ...(testId ? { 'data-testid': testId } : {}) },
+      h('h1', { tabindex: -1 }, title),
+      h('p', {}, text),
+      next ? h('a', { href: next, class: 'button primary' }, 'Continue') : null,
+    ),
+  );
+  root.querySelector('h1')?.focus();
+}
+
+async function main() {
+  const root = document.getElementById('app')!;
+  const data = JSON.parse(document.getElementById('parley-data')!.textContent!) as JoinPageData;
+  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName: data.displayName });
+  startCall({
+    root,
+    joinToken: data.joinToken,
+    roomName: data.roomName,
+    name,
+    stream: media.stream,
+    onEnd: ({ kind, joined, message: text, code }) => {
+      const returnUrl = joined?.returnUrl;
+      if (kind === 'refused') {
+        if (code === 'room-closed') return message(root, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed');
+        return message(root, 'You could not join', text ?? 'Please try again later.');
+      }
+      if (kind === 'replaced') return message(root, 'The call continues in another window', 'You joined this call from another window or device.');
+      if (kind === 'deleted' || !joined || !returnUrl) {
+        return message(root, 'This room no longer exists', 'The organiser removed this room.', 'room-closed', returnUrl);
+      }
+      showFeedback(root, {
+        participantToken: joined.participantToken,
+        returnUrl,
+        ...(kind === 'closed' ? { notice: 'The organiser closed this room, so the call has ended.' } : {}),
+      });
+    },
+  });
+}
+
+void main();

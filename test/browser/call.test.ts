@@ -1,0 +1,124 @@
+// A whole call in real headless Chromium: host and guest join from their
+// URLs, see and hear each other, chat, share a screen, invite a third person,
+// leave, give feedback and land on their return URLs; the room ends.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { axeViolations, expectMediaFlowing, join, startWorld, type BrowserWorld } from './helpers.js';
+
+let world: BrowserWorld;
+let room: Record<string, any>;
+let host: Page;
+let guest: Page;
+const cspErrors: string[] = [];
+
+beforeAll(async () => {
+  world = await startWorld();
+  room = await world.createRoom({
+    name: 'Check-up <b>& more</b>',
+    return_url: `${world.base}/left?who=guest`,
+    host_return_url: `${world.base}/left?who=host`,
+    guest_display_name: 'Patient',
+  });
+  host = await world.participant();
+  guest = await world.participant();
+  for (const page of [host, guest]) {
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
+    });
+  }
+});
+afterAll(() => world?.close());
+
+describe('a call between a host and a guest', () => {
+  it('shows the join screen: room name as text, preview, level, devices, pre-filled name', async () => {
+    const response = await guest.goto(room.guest_join_url);
+    expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(response?.headers()['referrer-policy']).toBe('no-referrer');
+    await expect.poll(() => guest.locator('h1').textContent()).toBe('Check-up <b>& more</b>');
+    expect(await guest.locator('h1 b').count()).toBe(0);
+    expect(await guest.getByTestId('name-input').inputValue()).toBe('Patient');
+    await guest.getByTestId('audio-indicator').waitFor();
+    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+    // The fake microphone beeps: the level moves within a couple of seconds.
+    await expect
+      .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000, intervals: [100] })
+      .toBeGreaterThan(0.01);
+    expect(await guest.locator('select#camera option').count()).toBeGreaterThan(0);
+    expect(await guest.locator('select#microphone option').count()).toBeGreaterThan(0);
+    expect(await axeViolations(guest)).toEqual([]);
+  });
+
+  it('joins both from their URLs; each decodes the other\u2019s video and receives audio', async () => {
+    await join(host, `${room.host_join_url}?name=${encodeURIComponent('Dr. Ada')}`);
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('leave-button').waitFor();
+    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+    expect(h.framesDecoded).toBeGreaterThan(0);
+    expect(g.audioPackets).toBeGreaterThan(0);
+    await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
+    expect(await guest.locator('figcaption').allTextContents()).toContain('Dr. Ada');
+    const fetched = await world.api('GET', `/api/rooms/${room.token}`);
+    expect(fetched.json.status).toBe('started');
+    expect(fetched.json.current_participants).toHaveLength(2);
+    // The in-call audio indicator is on by default, one per participant.
+    expect(await guest.getByTestId('call-audio-indicator').count()).toBe(2);
+    expect(await axeViolations(guest)).toEqual([]);
+  });
+
+  it('carries chat to the other side', async () => {
+    await host.getByTestId('chat-input').fill('Hello <i>there</i>');
+    await host.getByTestId('chat-send').click();
+    await expect.poll(() => guest.getByTestId('chat-message').allTextContents()).toEqual(['Dr. Ada: Hello <i>there</i>']);
+    expect(await guest.locator('[data-testid=chat-message] i').count()).toBe(0);
+  });
+
+  it('shares the host\u2019s screen with the guest', async () => {
+    const before = (await expectMediaFlowing(guest)).framesDecoded;
+    await host.getByTestId('screenshare-button').click();
+    const screen = guest.getByTestId('remote-screen');
+    await screen.waitFor({ timeout: 15_000 });
+    // The fake screen is 1280x720, the fake camera 640x480 (the sender may scale the screen down a little).
+    await expect.poll(() => screen.evaluate((v: HTMLVideoElement) => v.videoWidth / v.videoHeight), { timeout: 15_000 }).toBeCloseTo(16 / 9, 1);
+    expect((await expectMediaFlowing(guest)).framesDecoded).toBeGreaterThan(before);
+    await host.getByTestId('screenshare-button').click();
+    await expect.poll(() => guest.getByTestId('remote-screen').count(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('lets a third person in through an invite link made in the call', async () => {
+    await host.getByTestId('invite-button').click();
+    const link = await host.getByTestId('invite-link').inputValue();
+    expect(link).toMatch(new RegExp(`^${world.base}/join/[A-Za-z0-9_-]{43}$`));
+    // Guests get no invite control (only the host invites).
+    expect(await guest.getByTestId('invite-button').count()).toBe(0);
+    const third = await world.participant();
+    await join(third, link, 'Interpreter');
+    await expectMediaFlowing(third);
+    await expect.poll(() => host.getByTestId('remote-video').count()).toBe(2);
+    await third.getByTestId('leave-button').click();
+    await third.getByTestId('feedback-skip').click();
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(1);
+  });
+
+  it('takes feedback after leaving and sends each to the right return URL; the room ends', async () => {
+    await guest.getByTestId('leave-button').click();
+    await guest.getByTestId('feedback-good').click();
+    await guest.getByTestId('feedback-comment').fill('Clear picture, thanks');
+    expect(await axeViolations(guest)).toEqual([]);
+    await guest.getByTestId('feedback-submit').click();
+    await guest.getByTestId('feedback-thanks').waitFor();
+    await guest.waitForURL(`${world.base}/left?who=guest`);
+
+    await host.getByTestId('leave-button').click();
+    await host.getByTestId('feedback-skip').click();
+    await host.waitForURL(`${world.base}/left?who=host`);
+
+    const feedbacks = await world.api('GET', '/api/room_feedbacks');
+    expect(feedbacks.json.room_feedbacks).toEqual([expect.objectContaining({ room_token: room.token, rating: 'good', feedback: 'Clear picture, thanks' })]);
+    const summary = await world.api('GET', '/api/room_feedbacks/summary');
+    expect(summary.json).toMatchObject({ total: 1, good: 1, neutral: 0, bad: 0 });
+    await expect
+      .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, intervals: [250] })
+      .toBe('ended');
+    expect(cspErrors).toEqual([]);
+  });
+});

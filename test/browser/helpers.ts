@@ -1,0 +1,206 @@
+// Browser tests: a real Parley (startServer, embedded database in a temp dir)
+// behind a small TCP relay that lets a test cut every connection at once, and
+// headless Debian Chromium with fake camera and microphone (BROWSER-TESTING.md).
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.js';
+import { webDistDir } from '../../src/http/routes/web-assets.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--use-fake-device-for-media-stream',
+  '--use-fake-ui-for-media-stream',
+  '--autoplay-policy=no-user-gesture-required',
+  '--allow-loopback-in-peer-connection',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** A TCP relay on 127.0.0.1: the browser talks to it, it talks to the server. */
+export interface Relay {
+  port: number;
+  target: number;
+  /** Destroys every open connection, like a network blip (new ones are accepted again). */
+  cut(): void;
+  close(): Promise<void>;
+}
+
+export async function startRelay(): Promise<Relay> {
+  const sockets = new Set<net.Socket>();
+  const relay: Relay = {
+    port: 0,
+    target: 0,
+    cut() {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(relay.target, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  relay.port = (server.address() as net.AddressInfo).port;
+  return relay;
+}
+
+export interface BrowserWorld {
+  base: string;
+  server: RunningServer;
+  relay: Relay;
+  browser: Browser;
+  apiToken: string;
+  api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }>;
+  createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** A participant: its own browser context (one per participant, BROWSER-TESTING.md). */
+  participant(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  closeContexts(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(env: Record<string, string> = {}): Promise<BrowserWorld> {
+  if (!webDistDir()) throw new Error('The front end is not built: run `npm run build` (or npx vite build --config web/vite.config.ts)');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-browser-'));
+  const relay = await startRelay();
+  const base = `http://127.0.0.1:${relay.port}`;
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    PUBLIC_URL: base,
+    LOG_LEVEL: 'warn',
+    ROOM_END_GRACE_SECONDS: '1',
+    HEARTBEAT_INTERVAL_SECONDS: '1',
+    ...env,
+  });
+  const quiet = new Writable({ write: (_c, _e, done) => done() });
+  const server = await startServer(config, { announce: () => {}, logStream: quiet });
+  relay.target = Number(new URL(server.url).port);
+  const tenant = await server.services.tenants.createTenant({ name: 'Browser tests' });
+  const { token: apiToken } = await server.services.tenants.issueToken(tenant.id, {});
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  const contexts: BrowserContext[] = [];
+
+  const api = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${apiToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  };
+
+  return {
+    base,
+    server,
+    relay,
+    browser,
+    apiToken,
+    api,
+    async createRoom(overrides = {}) {
+      const res = await api('POST', '/api/rooms', {
+        name: 'Consultation',
+        meeting_duration: 30,
+        scheduled_at: new Date().toISOString(),
+        ...overrides,
+      });
+      if (res.status !== 201) throw new Error(`room not created: ${res.status} ${JSON.stringify(res.json)}`);
+      return res.json;
+    },
+    async participant(options = {}) {
+      const context = await browser.newContext({ viewport: options.viewport ?? { width: 1024, height: 720 } });
+      contexts.push(context);
+      // Keeps every RTCPeerConnection the page makes, so the test can read getStats().
+      await context.addInitScript(() => {
+        const Native = window.RTCPeerConnection;
+        const all: RTCPeerConnection[] = [];
+        (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
+        window.RTCPeerConnection = class extends Native {
+          constructor(config?: RTCConfiguration) {
+            super(config);
+            all.push(this);
+          }
+        } as typeof RTCPeerConnection;
+      });
+      return context.newPage();
+    },
+    async closeContexts() {
+      await Promise.all(contexts.splice(0).map((c) => c.close()));
+    },
+    async close() {
+      await Promise.all(contexts.splice(0).map((c) => c.close()));
+      await browser.close();
+      await server.close();
+      await relay.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */
+export async function inboundStats(page: Page): Promise<{ framesDecoded: number; audioPackets: number }> {
+  return page.evaluate(async () => {
+    let framesDecoded = 0;
+    let audioPackets = 0;
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState === 'closed') continue;
+      const stats = await pc.getStats();
+      stats.forEach((s) => {
+        if (s.type !== 'inbound-rtp') return;
+        if (s.kind === 'video') framesDecoded += s.framesDecoded ?? 0;
+        if (s.kind === 'audio') audioPackets += s.packetsReceived ?? 0;
+      });
+    }
+    return { framesDecoded, audioPackets };
+  });
+}
+
+/** Waits until the page decodes remote video and receives remote audio. */
+export async function expectMediaFlowing(page: Page, timeoutMs = 15_000): Promise<{ framesDecoded: number; audioPackets: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await inboundStats(page);
+    if (stats.framesDecoded > 0 && stats.audioPackets > 0) return stats;
+    if (Date.now() > deadline) throw new Error(`no remote media within ${timeoutMs} ms: ${JSON.stringify(stats)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function join(page: Page, url: string, name?: string): Promise<void> {
+  await page.goto(url);
+  if (name !== undefined) await page.getByTestId('name-input').fill(name);
+  await page.getByTestId('join-button').click();
+  await page.getByTestId('leave-button').waitFor();
+}
+
+const axeSource = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page (evaluated through the DevTools protocol: the page's CSP stays on). */
+export async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: number }[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+}

@@ -1,0 +1,66 @@
+// The page after the call: a rating (good / neutral / bad), an optional
+// comment, or skip; then on to the return URL. One feedback per participant
+// session (the server refuses a second one).
+import { h, show } from './dom.js';
+
+const RATINGS = [
+  { value: 'good', label: 'Good' },
+  { value: 'neutral', label: 'Neutral' },
+  { value: 'bad', label: 'Bad' },
+] as const;
+
+export function showFeedback(root: Element, options: { participantToken: string; returnUrl: string; notice?: string }): void {
+  let rating: string | null = null;
+  const status = h('p', { class: 'notice', role: 'status' });
+  const buttons = RATINGS.map(({ value, label }) =>
+    h('button', { type: 'button', class: 'rating', 'data-testid': `feedback-${value}`, 'aria-pressed': 'false', onclick: () => choose(value) }, label),
+  );
+  const comment = h('textarea', { id: 'feedback-comment', 'data-testid': 'feedback-comment', rows: 3, maxlength: 2000 });
+  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'feedback-submit' }, 'Send feedback');
+  const skip = h('button', { type: 'button', 'data-testid': 'feedback-skip', onclick: () => leave() }, 'Skip');
+
+  function choose(value: string) {
+    rating = value;
+    buttons.forEach((b, i) => b.setAttribute('aria-pressed', String(RATINGS[i]!.value === value)));
+  }
+  function leave() {
+    location.assign(options.returnUrl);
+  }
+  async function send(event: Event) {
+    event.preventDefault();
+    if (!rating) {
+      status.textContent = 'Choose Good, Neutral or Bad first, or skip.';
+      buttons[0]!.focus();
+      return;
+    }
+    submit.disabled = true;
+    const response = await fetch('/feedback', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ participant_token: options.participantToken, rating, feedback: comment.value.trim() || null }),
+    }).catch(() => null);
+    if (!response || (response.status !== 201 && response.status !== 409)) {
+      submit.disabled = false;
+      status.textContent = 'Your feedback could not be sent. Try again, or skip.';
+      return;
+    }
+    const thanks = h('p', { 'data-testid': 'feedback-thanks', class: 'thanks', tabindex: -1 }, 'Thank you for your feedback.');
+    show(form, thanks);
+    thanks.focus();
+    setTimeout(leave, 1200);
+  }
+
+  const form = h(
+    'form',
+    { class: 'card feedback', onsubmit: (e) => void send(e) },
+    h('h1', { id: 'feedback-title' }, 'How was your call?'),
+    options.notice ? h('p', { class: 'notice', role: 'alert' }, options.notice) : null,
+    h('div', { role: 'group', 'aria-labelledby': 'feedback-title', class: 'ratings' }, ...buttons),
+    h('label', { for: 'feedback-comment' }, 'Comment (optional)'),
+    comment,
+    status,
+    h('div', { class: 'actions' }, submit, skip),
+  );
+  show(root, form);
+  buttons[0]!.focus();
+}

@@ -1,0 +1,60 @@
+// The participant's own camera and microphone. Every failure becomes a
+// message the person can act on, and joining still works with whatever is
+// left: audio only, video only, or nothing at all.
+export interface LocalMedia {
+  stream: MediaStream;
+  /** Shown on the join screen when something is missing; null when all is well. */
+  problem: string | null;
+}
+
+export interface DeviceChoice {
+  audioId?: string;
+  videoId?: string;
+}
+
+function constraint(id: string | undefined): MediaTrackConstraints | boolean {
+  return id ? { deviceId: { exact: id } } : true;
+}
+
+async function tryGet(audio: MediaTrackConstraints | boolean, video: MediaTrackConstraints | boolean): Promise<MediaStream | Error> {
+  try {
+    return await navigator.mediaDevices.getUserMedia({ audio, video });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+export async function getLocalMedia(choice: DeviceChoice = {}): Promise<LocalMedia> {
+  if (!navigator.mediaDevices?.getUserMedia) {
+    return { stream: new MediaStream(), problem: 'This browser cannot use a camera or microphone here. You can still join and see and hear the others.' };
+  }
+  const audio = constraint(choice.audioId);
+  const video = constraint(choice.videoId);
+  const both = await tryGet(audio, video);
+  if (both instanceof MediaStream) return { stream: both, problem: null };
+  if (both.name === 'NotAllowedError' || both.name === 'SecurityError') {
+    return {
+      stream: new MediaStream(),
+      problem:
+        'Camera and microphone access was blocked. Allow it in your browser\u2019s address bar and reload, or join without them: you will still see and hear the others.',
+    };
+  }
+  // One of the two is missing or busy: take what there is.
+  const audioOnly = await tryGet(audio, false);
+  if (audioOnly instanceof MediaStream) return { stream: audioOnly, problem: 'No camera was found (or it is in use). You can join with your microphone only.' };
+  const videoOnly = await tryGet(false, video);
+  if (videoOnly instanceof MediaStream) return { stream: videoOnly, problem: 'No microphone was found (or it is in use). You can join with your camera only.' };
+  return { stream: new MediaStream(), problem: 'No camera or microphone was found. You can still join and see and hear the others.' };
+}
+
+export async function listDevices(): Promise<{ audio: MediaDeviceInfo[]; video: MediaDeviceInfo[] }> {
+  const devices = navigator.mediaDevices?.enumerateDevices ? await navigator.mediaDevices.enumerateDevices() : [];
+  return {
+    audio: devices.filter((d) => d.kind === 'audioinput' && d.deviceId),
+    video: devices.filter((d) => d.kind === 'videoinput' && d.deviceId),
+  };
+}
+
+export function stopStream(stream: MediaStream | null): void {
+  for (const track of stream?.getTracks() ?? []) track.stop();
+}

@@ -1,0 +1,98 @@
+// The join screen: room name, camera preview, microphone level (always),
+// device choice, display name, Join. Resolves with the chosen name and media.
+import { h, show } from './dom.js';
+import { bindMeter } from './meter.js';
+import { getLocalMedia, listDevices, stopStream, type DeviceChoice, type LocalMedia } from './media.js';
+
+export interface PrejoinResult {
+  name: string;
+  media: LocalMedia;
+}
+
+export function showPrejoin(root: Element, options: { roomName: string; displayName: string }): Promise<PrejoinResult> {
+  return new Promise((resolve) => {
+    let media: LocalMedia = { stream: new MediaStream(), problem: null };
+    let unbindMeter = () => {};
+    const choice: DeviceChoice = {};
+    /** The latest acquisition: Join waits for it, so the call starts with the chosen devices. */
+    let ready: Promise<void> = Promise.resolve();
+
+    const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': 'Your camera preview' });
+    video.muted = true;
+    const meter = h('meter', { 'data-testid': 'audio-indicator', min: 0, max: 1, value: 0, 'aria-label': 'Your microphone level' });
+    const problem = h('p', { class: 'notice', role: 'status' });
+    const nameInput = h('input', {
+      id: 'name',
+      'data-testid': 'name-input',
+      type: 'text',
+      autocomplete: 'name',
+      maxlength: 100,
+      required: true,
+      value: options.displayName,
+    });
+    const cameraSelect = h('select', { id: 'camera', onchange: () => void pick({ videoId: cameraSelect.value }) });
+    const micSelect = h('select', { id: 'microphone', onchange: () => void pick({ audioId: micSelect.value }) });
+    const joinButton = h('button', { type: 'submit', class: 'primary', 'data-testid': 'join-button' }, 'Join');
+
+    async function acquire() {
+      stopStream(media.stream);
+      unbindMeter();
+      media = await getLocalMedia(choice);
+      video.srcObject = media.stream;
+      unbindMeter = bindMeter(meter, media.stream);
+      problem.textContent = media.problem ?? '';
+      const devices = await listDevices();
+      fill(cameraSelect, devices.video, media.stream.getVideoTracks()[0], 'No camera');
+      fill(micSelect, devices.audio, media.stream.getAudioTracks()[0], 'No microphone');
+    }
+
+    function fill(select: HTMLSelectElement, devices: MediaDeviceInfo[], current: MediaStreamTrack | undefined, none: string) {
+      const currentId = current?.getSettings().deviceId;
+      select.replaceChildren(
+        ...(devices.length
+          ? devices.map((d, i) => h('option', { value: d.deviceId, selected: d.deviceId === currentId }, d.label || `Device ${i + 1}`))
+          : [h('option', { value: '' }, none)]),
+      );
+      select.disabled = devices.length === 0;
+    }
+
+    async function pick(change: DeviceChoice) {
+      Object.assign(choice, change);
+      ready = acquire();
+      await ready;
+    }
+
+    const form = h(
+      'form',
+      {
+        class: 'card prejoin',
+        onsubmit: (event) => {
+          event.preventDefault();
+          const name = nameInput.value.trim();
+          if (!name) {
+            problem.textContent = 'Enter your name so that the others know who you are.';
+            nameInput.focus();
+            return;
+          }
+          joinButton.disabled = true;
+          joinButton.textContent = 'Joining\u2026';
+          void ready.then(() => {
+            unbindMeter();
+            resolve({ name, media });
+          });
+        },
+      },
+      h('h1', { class: 'room-name' }, options.roomName),
+      h('div', { class: 'preview' }, video, meter),
+      problem,
+      h('label', { for: 'name' }, 'Your name'),
+      nameInput,
+      h('div', { class: 'devices' }, h('div', {}, h('label', { for: 'camera' }, 'Camera'), cameraSelect), h('div', {}, h('label', { for: 'microphone' }, 'Microphone'), micSelect)),
+      joinButton,
+    );
+    show(root, form);
+    if (!nameInput.value) nameInput.focus();
+    else joinButton.focus();
+    ready = acquire();
+  });
+}
