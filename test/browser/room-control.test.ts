@@ -1,0 +1,130 @@
+// Settings, closing and connection drops, seen from real browsers; and the
+// time from Join to the first decoded remote frame (docs/call.md).
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from './helpers.js';
+
+let world: BrowserWorld;
+
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterEach(() => world.closeContexts());
+afterAll(() => world?.close());
+
+const settingsBody = (room: Record<string, any>, changes: Record<string, unknown>) => ({
+  name: room.name,
+  meeting_duration: room.meeting_duration,
+  scheduled_at: room.scheduled_at,
+  ...changes,
+});
+
+describe('room settings in the browser', () => {
+  it('has no controls for switched-off features, works at phone size, and follows a settings update', async () => {
+    const room = await world.createRoom({ enable_chat: false, enable_screenshare: false, enable_invites: false, enable_audio_indicator: false });
+    const host = await world.participant({ viewport: { width: 375, height: 667 } });
+    await host.goto(room.host_join_url);
+    // The join screen always shows the microphone level.
+    await host.getByTestId('audio-indicator').waitFor();
+    await join(host, room.host_join_url, 'Dr. Small');
+    for (const id of ['chat-input', 'chat-send', 'screenshare-button', 'invite-button', 'call-audio-indicator']) {
+      expect(await host.getByTestId(id).count(), id).toBe(0);
+    }
+    for (const id of ['mute-button', 'camera-button', 'leave-button', 'local-video']) expect(await host.getByTestId(id).count(), id).toBe(1);
+    // Nothing wider than the phone's screen.
+    expect(await host.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+
+    const res = await world.api('PUT', `/api/rooms/${room.token}`, settingsBody(room, { enable_chat: true, enable_invites: true, enable_audio_indicator: true, enable_screenshare: false }));
+    expect(res.status).toBe(200);
+    await host.getByTestId('chat-input').waitFor({ timeout: 5000 });
+    await host.getByTestId('invite-button').waitFor();
+    expect(await host.getByTestId('call-audio-indicator').count()).toBe(1);
+    expect(await host.getByTestId('screenshare-button').count()).toBe(0);
+
+    // Mute and camera toggles say what they do.
+    await host.getByTestId('mute-button').click();
+    expect(await host.getByTestId('mute-button').getAttribute('aria-pressed')).toBe('true');
+    expect(await host.evaluate(() => (document.querySelector('[data-testid=local-video]') as HTMLVideoElement).srcObject instanceof MediaStream)).toBe(true);
+  });
+});
+
+describe('closing and refusing', () => {
+  it('ejects both participants at once when the room is closed through the API; the page then refuses', async () => {
+    const room = await world.createRoom();
+    const host = await world.participant();
+    const guest = await world.participant();
+    await join(host, room.host_join_url, 'Host');
+    await join(guest, room.guest_join_url, 'Guest');
+    expect((await world.api('POST', `/api/rooms/${room.token}/close`)).status).toBe(204);
+    for (const page of [host, guest]) {
+      await page.getByTestId('feedback-good').waitFor({ timeout: 5000 });
+      expect(await page.getByRole('alert').textContent()).toMatch(/closed/);
+      expect(await page.getByTestId('leave-button').count()).toBe(0);
+    }
+    await guest.goto(room.guest_join_url);
+    await guest.getByTestId('room-closed').waitFor();
+    expect(await guest.getByTestId('name-input').count()).toBe(0);
+    expect(await guest.getByTestId('join-button').count()).toBe(0);
+  });
+
+  it('answers an unknown link with a clear 404 page', async () => {
+    const page = await world.participant();
+    const response = await page.goto(`${world.base}/join/${'Z'.repeat(43)}`);
+    expect(response?.status()).toBe(404);
+    expect(await page.locator('h1').textContent()).toBe('This link is not valid');
+    expect(await page.getByTestId('join-button').count()).toBe(0);
+  });
+});
+
+describe('a dropped connection', () => {
+  it('reconnects by itself into the same call as the same participant', async () => {
+    const room = await world.createRoom();
+    const host = await world.participant();
+    const guest = await world.participant();
+    await join(host, room.host_join_url, 'Host');
+    await join(guest, room.guest_join_url, 'Guest');
+    await expectMediaFlowing(guest);
+    const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
+    expect(before).toHaveLength(2);
+    const pcsBefore = await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length);
+
+    world.relay.cut();
+    await guest.getByText('Reconnecting', { exact: false }).waitFor({ timeout: 5000 });
+    await guest.getByText('Reconnected.').waitFor({ timeout: 10_000 });
+    // New peer connections were negotiated over the new signaling connection, and media flows on them.
+    await expect.poll(() => guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length)).toBeGreaterThan(pcsBefore);
+    await expectMediaFlowing(guest);
+    await expectMediaFlowing(host);
+    const after = (await world.api('GET', `/api/rooms/${room.token}`)).json;
+    expect(after.current_participants.sort()).toEqual(before);
+    expect(after.status).toBe('started');
+  });
+});
+
+describe('speed', () => {
+  it('measures the time from Join to the first decoded remote frame', async () => {
+    const samples: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const room = await world.createRoom();
+      const host = await world.participant();
+      const guest = await world.participant();
+      await join(host, room.host_join_url, 'Host');
+      await guest.goto(room.guest_join_url);
+      await guest.getByTestId('name-input').fill('Guest');
+      // Camera and microphone are ready before the clicking starts, as they are for a person looking at the preview.
+      await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
+      const started = Date.now();
+      await guest.getByTestId('join-button').click();
+      for (;;) {
+        if ((await inboundStats(guest)).framesDecoded > 0) break;
+        if (Date.now() - started > 15_000) throw new Error('no remote frame');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      samples.push(Date.now() - started);
+      await world.closeContexts();
+    }
+    samples.sort((a, b) => a - b);
+    const median = samples[Math.floor(samples.length / 2)]!;
+    console.log(`join -> first remote frame: median ${median} ms over ${samples.length} runs (${samples.join(', ')} ms)`);
+    expect(median).toBeLessThan(3000);
+  });
+});
