@@ -105,12 +105,10 @@ export const adminRoutes =
           security,
           summary: 'Issue an API token (shown only in this response)',
           params: Type.Object({ tenant_id: Type.String() }),
-          body: Type.Optional(
-            Type.Object({
-              organization_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
-              label: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
-            }),
-          ),
+          body: Type.Object({
+            organization_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+            label: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+          }),
           response: {
             201: Type.Object({
               id: Type.String(),
@@ -123,9 +121,13 @@ export const adminRoutes =
             ...errors,
           },
         },
+        // No body at all is an instance token without a label (the schema wants an object).
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
       },
       async (request, reply) => {
-        const issued = await tenants.issueToken(id(request.params.tenant_id, 'Tenant'), request.body ?? {});
+        const issued = await tenants.issueToken(id(request.params.tenant_id, 'Tenant'), request.body);
         return reply.status(201).send({ ...issued, created_at: issued.created_at.toISOString() });
       },
     );
