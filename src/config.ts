@@ -33,6 +33,10 @@ export interface Config {
   turnTtlSeconds: number;
   redisUrl: string | null;
   trustProxy: boolean;
+  /** Origins whose pages may open the signaling WebSocket: PUBLIC_URL's, plus ALLOWED_ORIGINS. */
+  allowedOrigins: string[];
+  /** 'relay' sends all media through TURN (hides participants' addresses from each other). */
+  iceTransportPolicy: 'all' | 'relay';
   /** Requests per minute per API token on /api (a burst of this many, refilled evenly); 0 = no limit. */
   rateLimitPerMinute: number;
 }
@@ -115,10 +119,24 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if ((turnSecret === null) !== (turnUrls.length === 0)) {
     throw new ConfigError(turnSecret === null ? 'TURN_SECRET' : 'TURN_URLS', 'must be set together with ' + (turnSecret === null ? 'TURN_URLS' : 'TURN_SECRET'));
   }
+  const publicUrl = httpUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`);
+  const extraOrigins = (env.ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => new URL(httpUrl('ALLOWED_ORIGINS', o)).origin);
+  const iceTransportPolicy = env.ICE_TRANSPORT_POLICY || 'all';
+  if (iceTransportPolicy !== 'all' && iceTransportPolicy !== 'relay') {
+    throw new ConfigError('ICE_TRANSPORT_POLICY', `must be "all" or "relay", got "${iceTransportPolicy}"`);
+  }
+  const configuredIce = iceServers(env);
+  if (iceTransportPolicy === 'relay' && turnSecret === null && !configuredIce.some((s) => [s.urls].flat().some((u) => /^turns?:/.test(u)))) {
+    throw new ConfigError('ICE_TRANSPORT_POLICY', 'is "relay" but no TURN server is configured (TURN_URLS and TURN_SECRET, or ICE_SERVERS)');
+  }
   const config: Config = {
     port,
     host: env.HOST || '127.0.0.1',
-    publicUrl: httpUrl('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`),
+    publicUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
@@ -130,16 +148,30 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     roomEndGraceSeconds: integer(env, 'ROOM_END_GRACE_SECONDS', 15, 0, 3600),
     heartbeatIntervalSeconds: integer(env, 'HEARTBEAT_INTERVAL_SECONDS', 2, 1, 60),
     nodeDeadAfterSeconds: integer(env, 'NODE_DEAD_AFTER_SECONDS', 6, 2, 600),
-    iceServers: iceServers(env),
+    iceServers: configuredIce,
     turnSecret,
     turnUrls,
     turnTtlSeconds: integer(env, 'TURN_TTL_SECONDS', 3600, 60, 86400),
     redisUrl,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    allowedOrigins: [...new Set([new URL(publicUrl).origin, ...extraOrigins])],
+    iceTransportPolicy,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);
   }
   return Object.freeze(config);
+}
+
+/** What `parley admin` needs to reach a running server's admin API (DESIGN §4). */
+export interface AdminClientConfig {
+  url: string;
+  adminToken: string;
+}
+
+export function loadAdminClientConfig(env: Env = process.env): Readonly<AdminClientConfig> {
+  const adminToken = env.PARLEY_ADMIN_TOKEN;
+  if (!adminToken) throw new ConfigError('PARLEY_ADMIN_TOKEN', 'is not set: give the admin token the server was started with');
+  return Object.freeze({ url: httpUrl('PARLEY_URL', env.PARLEY_URL || 'http://localhost:3000'), adminToken });
 }

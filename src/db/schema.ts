@@ -137,6 +137,11 @@ export interface IdempotencyKeysTable {
   created_at: Date;
 }
 
+export interface InstanceFlagsTable {
+  name: string;
+  set_at: Date;
+}
+
 export interface Database {
   tenants: TenantsTable;
   organizations: OrganizationsTable;
@@ -152,6 +157,7 @@ export interface Database {
   room_feedbacks: RoomFeedbacksTable;
   feedback_daily_counts: FeedbackDailyCountsTable;
   idempotency_keys: IdempotencyKeysTable;
+  instance_flags: InstanceFlagsTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

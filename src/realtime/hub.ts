@@ -40,6 +40,7 @@ export interface HubOptions {
   log: FastifyBaseLogger;
   publicUrl: string;
   iceServersFor(peerId: string): IceServerInfo[];
+  iceTransportPolicy: 'all' | 'relay';
   /** A connection that has not joined after this long is closed. */
   joinTimeoutMs?: number;
 }
@@ -218,6 +219,7 @@ export function createHub(options: HubOptions) {
       peers,
       settings: settingsOf(room),
       iceServers: options.iceServersFor(participant.peerId),
+      iceTransportPolicy: options.iceTransportPolicy,
       returnUrl: returnUrlOf(room, participant.role),
       resumed,
     });

@@ -77,6 +77,7 @@ export type ServerMessage =
       peers: PeerInfo[];
       settings: RoomSettings;
       iceServers: IceServerInfo[];
+      iceTransportPolicy: 'all' | 'relay';
       returnUrl: string;
       resumed: boolean;
     }

@@ -22,7 +22,6 @@ export interface RealtimeOptions {
 export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPluginAsync {
   return async (app) => {
     const { config } = services;
-    const allowedOrigin = new URL(config.publicUrl).origin;
     const hub = createHub({
       participation: services.participation,
       bus: services.signals,
@@ -31,6 +30,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       log: app.log,
       publicUrl: config.publicUrl,
       iceServersFor: (peerId) => iceServersFor(config, peerId, services.clock.now()),
+      iceTransportPolicy: config.iceTransportPolicy,
     });
     onHub?.(hub);
 
@@ -73,7 +73,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
         schema: { hide: true },
         // Cross-site WebSocket hijacking: browsers always send Origin, and only our own pages may connect.
         preValidation: async (request, reply) => {
-          if (request.headers.origin !== allowedOrigin) {
+          if (!config.allowedOrigins.includes(request.headers.origin ?? '')) {
             return reply.status(403).send({ error: 'WebSocket connections are accepted from this service\'s own pages only' });
           }
         },

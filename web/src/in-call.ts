@@ -128,7 +128,7 @@ export function startCall(options: CallOptions): void {
     onMessage: (message) => void onMessage(message),
   });
 
-  const mesh = new Mesh('', [], {
+  const mesh = new Mesh('', {}, {
     send: (to, data) => signaling.send({ type: 'signal', to, data }),
     onTrack: (peerId, track, from) => onTrack(peerId, track, from),
     onState: () => {},
@@ -214,7 +214,7 @@ export function startCall(options: CallOptions): void {
     status.textContent = reply.resumed ? 'Reconnected.' : '';
     localCaption.textContent = `${reply.self.name} (you)`;
     for (const id of [...peers.keys()]) removePeer(id);
-    mesh.reset(reply.self.id, reply.iceServers);
+    mesh.reset(reply.self.id, { iceServers: reply.iceServers as RTCIceServer[], iceTransportPolicy: reply.iceTransportPolicy });
     // The newcomer calls everyone already there; they answer.
     for (const info of reply.peers) {
       addPeer(info);

@@ -2,7 +2,7 @@
 // "perfect negotiation" pattern (W3C WebRTC 1.0, §10.7 example): both sides
 // may offer at any time; on a collision the polite side yields. Politeness is
 // decided by comparing the two public peer ids, so both sides agree.
-import type { IceServerInfo, SignalData } from '../../src/realtime/protocol.js';
+import type { SignalData } from '../../src/realtime/protocol.js';
 
 export interface PeerEvents {
   send(to: string, data: SignalData): void;
@@ -19,11 +19,11 @@ class Peer {
   constructor(
     readonly id: string,
     selfId: string,
-    iceServers: IceServerInfo[],
+    rtcConfig: RTCConfiguration,
     private readonly events: PeerEvents,
   ) {
     this.polite = selfId > id;
-    this.pc = new RTCPeerConnection({ iceServers: iceServers as RTCIceServer[] });
+    this.pc = new RTCPeerConnection(rtcConfig);
     this.pc.onnegotiationneeded = async () => {
       try {
         this.makingOffer = true;
@@ -73,20 +73,21 @@ export class Mesh {
 
   constructor(
     private selfId: string,
-    private iceServers: IceServerInfo[],
+    /** ICE servers (with short-lived TURN credentials) and transport policy, from the server's join reply. */
+    private rtcConfig: RTCConfiguration,
     private readonly events: PeerEvents,
   ) {}
 
-  reset(selfId: string, iceServers: IceServerInfo[]): void {
+  reset(selfId: string, rtcConfig: RTCConfiguration): void {
     for (const id of [...this.peers.keys()]) this.remove(id);
     this.selfId = selfId;
-    this.iceServers = iceServers;
+    this.rtcConfig = rtcConfig;
   }
 
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
   add(id: string, initiate = false): Peer {
     this.remove(id);
-    const peer = new Peer(id, this.selfId, this.iceServers, this.events);
+    const peer = new Peer(id, this.selfId, this.rtcConfig, this.events);
     for (const { track, stream } of this.outgoing) peer.pc.addTrack(track, stream);
     // With nothing to send, the caller still offers, to receive the other side's media.
     if (initiate && this.outgoing.length === 0) {

@@ -1,9 +1,23 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ApiTokensTable, DoctorsTable, OrganizationsTable, TenantsTable } from '../../db/schema.js';
 
 export type Tenant = TenantsTable;
 export type Organization = OrganizationsTable;
 export type Doctor = DoctorsTable;
+
+/**
+ * Whether a feature is on for a caller, as an SQL expression: the
+ * organization's setting where it has one, else the tenant's, else off. Other
+ * statements embed it, so that a room read carries its toggle instead of
+ * costing a query of its own (bench/README.md).
+ */
+export function featureEnabledSql(tenantId: string, organizationId: string | null, feature: string): RawBuilder<boolean> {
+  return sql<boolean>`coalesce(
+    (select enabled from organization_features where organization_id = ${organizationId} and feature = ${feature}),
+    (select enabled from tenant_features where tenant_id = ${tenantId} and feature = ${feature}),
+    false)`;
+}
 
 export function createTenantsRepo(db: Db) {
   return {
@@ -12,6 +26,15 @@ export function createTenantsRepo(db: Db) {
     },
     listTenants(): Promise<Tenant[]> {
       return db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
+    },
+    /** Sets a one-time flag; true for the one caller that set it. */
+    async claimFlag(name: string, at: Date): Promise<boolean> {
+      const result = await db
+        .insertInto('instance_flags')
+        .values({ name, set_at: at })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
     },
     async countTenants(): Promise<number> {
       const row = await db.selectFrom('tenants').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -70,24 +93,8 @@ export function createTenantsRepo(db: Db) {
     },
     /** The organization's setting where it has one, else the tenant's, else off. */
     async featureEnabled(tenantId: string, organizationId: string | null, feature: string): Promise<boolean> {
-      const tenantRow = db
-        .selectFrom('tenant_features')
-        .select('enabled')
-        .where('tenant_id', '=', tenantId)
-        .where('feature', '=', feature);
-      if (organizationId === null) return (await tenantRow.executeTakeFirst())?.enabled ?? false;
-      const row = await db
-        .selectNoFrom((eb) => [
-          eb
-            .selectFrom('organization_features')
-            .select('enabled')
-            .where('organization_id', '=', organizationId)
-            .where('feature', '=', feature)
-            .as('org'),
-          tenantRow.as('tenant'),
-        ])
-        .executeTakeFirstOrThrow();
-      return row.org ?? row.tenant ?? false;
+      const row = await db.selectNoFrom(featureEnabledSql(tenantId, organizationId, feature).as('enabled')).executeTakeFirstOrThrow();
+      return row.enabled;
     },
   };
 }

@@ -135,6 +135,8 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
      */
     async bootstrapDefaultTenant(): Promise<string | null> {
       if ((await repo.countTenants()) > 0) return null;
+      // Nodes starting together on an empty database: only the one that claims the flag goes on.
+      if (!(await repo.claimFlag('default-tenant-created', clock.now()))) return null;
       const tenant = await this.createTenant({ name: 'default' });
       return (await this.issueToken(tenant.id, { label: 'created at first start' })).token;
     },
