@@ -1,0 +1,178 @@
+// Two Parley nodes against one PostgreSQL and one Redis (both started here),
+// real Chromium participants, and an nginx load balancer in front (DESIGN:
+// several identical nodes, no sticky sessions).
+import { sql } from 'kysely';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { startLoadBalancer } from '../../scripts/nginx.mjs';
+// @ts-expect-error plain ESM script without types
+import { freePort } from '../../scripts/postgres.mjs';
+// @ts-expect-error plain ESM script without types
+import { startRedis } from '../../scripts/redis.mjs';
+import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { CHROMIUM_ARGS, expectMediaFlowing, join } from '../browser/helpers.js';
+import { createPostgresDatabase } from '../helpers/database.js';
+import { startNode, type NodeProcess } from './nodes.js';
+
+const ADMIN = 'cluster-admin-token-0123456789';
+let database: { url: string; drop: () => Promise<void> };
+let redis: { url: string; stop(): Promise<void> };
+let lb: { url: string; stop(): Promise<void> };
+let ports: number[];
+let env: Record<string, string>;
+const nodes = new Map<string, NodeProcess>();
+let db: DatabaseHandle;
+let browser: Browser;
+let contexts: BrowserContext[] = [];
+let apiToken: string;
+
+async function start(id: 'node-a' | 'node-b') {
+  const port = ports[id === 'node-a' ? 0 : 1]!;
+  nodes.set(id, await startNode(port, { ...env, NODE_ID: id }));
+}
+
+async function api(base: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, json: (await res.json().catch(() => null)) as any };
+}
+
+async function participant(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });
+  contexts.push(context);
+  await context.addInitScript(() => {
+    const Native = window.RTCPeerConnection;
+    const all: RTCPeerConnection[] = [];
+    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
+    window.RTCPeerConnection = class extends Native {
+      constructor(config?: RTCConfiguration) {
+        super(config);
+        all.push(this);
+      }
+    } as typeof RTCPeerConnection;
+  });
+  return context.newPage();
+}
+
+/** Which node each connected participant of the room is on. */
+async function placement(roomToken: string): Promise<Map<string, string>> {
+  const rows = await sql<{ token: string; node_id: string }>`
+    select p.token, p.node_id from participants p join rooms r on r.id = p.room_id
+    where r.token = ${roomToken} and p.left_at is null`.execute(db.db);
+  return new Map(rows.rows.map((r) => [r.token, r.node_id]));
+}
+
+async function chatArrives(from: Page, to: Page, text: string) {
+  await from.getByTestId('chat-input').fill(text);
+  await from.getByTestId('chat-send').click();
+  await expect.poll(() => to.getByTestId('chat-message').allTextContents(), { timeout: 10_000 }).toEqual(
+    expect.arrayContaining([expect.stringContaining(text)]),
+  );
+}
+
+beforeAll(async () => {
+  database = await createPostgresDatabase();
+  redis = await startRedis();
+  ports = [await freePort(), await freePort()];
+  lb = await startLoadBalancer({ upstreams: ports });
+  env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: redis.url,
+    PUBLIC_URL: lb.url,
+    // The first test opens each node directly, not through the balancer.
+    ALLOWED_ORIGINS: ports.map((p) => `http://127.0.0.1:${p}`).join(','),
+    PARLEY_ADMIN_TOKEN: ADMIN,
+    HEARTBEAT_INTERVAL_SECONDS: '1',
+    NODE_DEAD_AFTER_SECONDS: '4',
+    ROOM_END_GRACE_SECONDS: '2',
+    RATE_LIMIT_PER_MINUTE: '0',
+  };
+  await start('node-a');
+  await start('node-b');
+  db = await openPostgres(database.url, 2);
+  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+  const tenant = await (await fetch(`${nodes.get('node-a')!.url}/admin/tenants`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Cluster' }) })).json();
+  const issued = await (await fetch(`${nodes.get('node-b')!.url}/admin/tenants/${tenant.id}/tokens`, { method: 'POST', headers: admin, body: '{}' })).json();
+  apiToken = issued.token;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(contexts.map((c) => c.close()));
+  await browser?.close();
+  for (const node of nodes.values()) await node.kill('SIGKILL');
+  await db?.close();
+  await lb?.stop();
+  await redis?.stop();
+  await database?.drop();
+});
+
+describe('two nodes, one call', () => {
+  it('puts a host on node A and a guest on node B in the same call; killing B drops the guest within 10 s', async () => {
+    const a = nodes.get('node-a')!;
+    const b = nodes.get('node-b')!;
+    const created = await api(a.url, 'POST', '/api/rooms', { name: 'Across nodes', meeting_duration: 30, scheduled_at: new Date().toISOString() });
+    expect(created.status).toBe(201);
+    const room = created.json;
+    const host = await participant();
+    const guest = await participant();
+    await join(host, `${a.url}/join/${room.access_token}`, 'Dr. A');
+    await join(guest, `${b.url}/join/${room.guest_token}`, 'Patient B');
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+
+    // Each node's API sees both participants, one on each node.
+    for (const node of [a, b]) {
+      await expect.poll(async () => (await api(node.url, 'GET', `/api/rooms/${room.token}`)).json.current_participants.length).toBe(2);
+      expect((await api(node.url, 'GET', `/api/rooms/${room.token}`)).json.status).toBe('started');
+    }
+    expect([...(await placement(room.token)).values()].sort()).toEqual(['node-a', 'node-b']);
+    // Chat crosses nodes both ways (Redis pub/sub).
+    await chatArrives(host, guest, 'hello from node A');
+    await chatArrives(guest, host, 'hello from node B');
+
+    const killedAt = Date.now();
+    await b.kill('SIGKILL');
+    await expect
+      .poll(async () => (await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.current_participants.length, { timeout: 10_000, interval: 200 })
+      .toBe(1);
+    const dropSeconds = (Date.now() - killedAt) / 1000;
+    expect(dropSeconds).toBeLessThan(10);
+    console.log(`guest left current_participants ${dropSeconds.toFixed(1)} s after SIGKILL of its node`);
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  }, 90_000);
+
+  it('behind the balancer, a participant whose node is killed reconnects to the survivor without reloading', async () => {
+    await start('node-b');
+    const created = await api(lb.url, 'POST', '/api/rooms', { name: 'Balanced', meeting_duration: 30, scheduled_at: new Date().toISOString() });
+    expect(created.status).toBe(201);
+    const room = created.json;
+    const host = await participant();
+    const guest = await participant();
+    await join(host, room.host_join_url, 'Dr. Balanced');
+    await join(guest, room.guest_join_url, 'Patient Balanced');
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    await expect.poll(async () => (await placement(room.token)).size).toBe(2);
+    const before = await placement(room.token);
+    for (const page of [host, guest]) await page.evaluate(() => ((window as any).__notReloaded = true));
+
+    // Kill the node that carries the guest (it may carry the host too).
+    const victim = [...before.values()][1]!;
+    const survivor = victim === 'node-a' ? 'node-b' : 'node-a';
+    await nodes.get(victim)!.kill('SIGKILL');
+
+    // Both participants are back, as the same participants, all on the survivor.
+    await expect
+      .poll(async () => [...(await placement(room.token)).entries()].sort(), { timeout: 20_000, interval: 250 })
+      .toEqual([...before.keys()].sort().map((token) => [token, survivor]));
+    const fetched = await api(nodes.get(survivor)!.url, 'GET', `/api/rooms/${room.token}`);
+    expect(fetched.json.current_participants.sort()).toEqual([...before.keys()].sort());
+    for (const page of [host, guest]) expect(await page.evaluate(() => (window as any).__notReloaded)).toBe(true);
+    // Signaling works again through the survivor.
+    await chatArrives(guest, host, 'still here after failover');
+    await chatArrives(host, guest, 'welcome back');
+  }, 90_000);
+});
