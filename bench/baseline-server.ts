@@ -251,9 +251,12 @@ async function route(req: http.IncomingMessage, res: http.ServerResponse): Promi
 const server = http.createServer((req, res) => {
   route(req, res).then(
     ([status, body]) => {
+      const json = JSON.stringify(body);
       res.statusCode = status;
       res.setHeader('content-type', 'application/json; charset=utf-8');
-      res.end(JSON.stringify(body));
+      // A length instead of chunked encoding, as Fastify sends: one write, no trailing chunk.
+      res.setHeader('content-length', Buffer.byteLength(json));
+      res.end(json);
     },
     (error: unknown) => {
       process.stderr.write(`baseline: ${error instanceof Error ? error.message : String(error)}\n`);

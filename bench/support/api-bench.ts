@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadResult } from './load.js';
-import { startBenchPostgres } from './postgres.js';
+import { startBenchPostgres, withClient } from './postgres.js';
 import { startBaseline, startParley, type ServerProcess } from './processes.js';
 import { fixed, flags, markdownTable, median } from './stats.js';
 
-export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite';
+export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | 'parley-before';
 
 interface Target {
   name: TargetName;
@@ -70,6 +70,9 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
   const rooms = Number(options.get('rooms') ?? 1000);
   const poolSize = Number(options.get('pool') ?? 20);
   const only = options.get('only');
+  // --before=DIR: also run the build in DIR (a checkout of an earlier commit, built) on its own
+  // database of the same cluster, for before/after figures taken in the same run.
+  const beforeDir = options.get('before');
   const log = (line: string) => process.stderr.write(line + '\n');
 
   log(`${title}: ${seconds}s per point, ${reps} repetitions, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
@@ -77,12 +80,17 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-pglite-'));
   const targets: Target[] = [];
   try {
-    for (const name of targetNames) {
+    const names = beforeDir ? [...targetNames, 'parley-before' as const] : targetNames;
+    for (const name of names) {
       if (name === 'baseline') continue;
-      const env: Record<string, string> = name === 'parley-pg'
-        ? { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) }
-        : { DATA_DIR: dataDir };
-      const server = await startParley({ ...env, LOG_LEVEL: options.get('log-level') ?? 'info' });
+      let env: Record<string, string> = { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) };
+      if (name === 'parley-pglite') env = { DATA_DIR: dataDir };
+      if (name === 'parley-before') {
+        await withClient(postgres.url, (client) => client.query('create database parley_before'));
+        env.DATABASE_URL = postgres.url.replace(/\/postgres$/, '/parley_before');
+      }
+      const entry = name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+      const server = await startParley({ ...env, LOG_LEVEL: options.get('log-level') ?? 'info' }, entry);
       log(`${name}: listening on ${server.url}; creating ${rooms} rooms`);
       targets.push({ name, server, token: server.instanceToken, roomPaths: await createRooms(server, server.instanceToken, rooms) });
     }

@@ -94,15 +94,18 @@ export async function startProcess(options: {
 /**
  * Parley from dist/ (built by `npm run build`). Rate limiting is off: it would
  * answer 429 to a benchmark's single token and measure the limiter instead.
+ * `entry` may name another build (an earlier commit's, for before/after figures).
  */
-export async function startParley(env: Record<string, string>): Promise<ServerProcess & { instanceToken: string }> {
-  const entry = path.join(root, 'dist/src/main.js');
-  if (!fs.existsSync(entry)) throw new Error('dist/src/main.js is missing: run `npm run build` first');
+export async function startParley(
+  env: Record<string, string>,
+  entry = path.join(root, 'dist/src/main.js'),
+): Promise<ServerProcess & { instanceToken: string }> {
+  if (!fs.existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first`);
   const port = await freePort();
   const server = await startProcess({
     name: 'parley',
     args: [entry],
-    env: { PORT: String(port), HOST: '127.0.0.1', PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
+    env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
     port,
     readyPath: '/readyz',
   });

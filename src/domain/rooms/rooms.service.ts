@@ -8,7 +8,7 @@ import type { Ids } from '../support/ids.js';
 import { cursorKey, invalidCursor, pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import type { RoomEventBus } from './room-events.js';
-import type { NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, Versions } from './rooms.repo.js';
+import type { NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, RoomWithExtras, Versions } from './rooms.repo.js';
 
 export interface RoomInput {
   name: string;
@@ -103,19 +103,9 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     };
   }
 
-  async function view(principal: Principal, rows: RoomRow[]): Promise<RoomView[]> {
-    const ids = rows.map((r) => r.id);
-    const [participants, additional, showAdditionalTokens] = await Promise.all([
-      rooms.connectedParticipants(ids),
-      rooms.additionalTokens(ids),
-      feature(principal, 'additional_participants'),
-    ]);
-    return rows.map((row) => ({
-      row,
-      currentParticipants: participants.get(row.id) ?? [],
-      additionalTokens: additional.get(row.id) ?? [],
-      showAdditionalTokens,
-    }));
+  /** The repository reads a room's extras in the same statement as the row. */
+  function view({ current_participants, additional_tokens, additional_enabled, ...row }: RoomWithExtras): RoomView {
+    return { row, currentParticipants: current_participants, additionalTokens: additional_tokens, showAdditionalTokens: additional_enabled };
   }
 
   async function requireRoom(principal: Principal, token: string, versions?: Versions): Promise<RoomRow> {
@@ -160,12 +150,13 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, now),
       };
       const guestTokens = Array.from({ length: input.additional_guest_count ?? 0 }, () => ids.secret(32));
-      const row = await rooms.insert(room, guestTokens, onInserted);
-      return (await view(principal, [row]))[0]!;
+      return view(await rooms.insert(scopeOf(principal), room, guestTokens, onInserted));
     },
 
     async get(principal: Principal, token: string): Promise<RoomView> {
-      return (await view(principal, [await requireRoom(principal, token)]))[0]!;
+      const row = await rooms.findWithExtras(scopeOf(principal), token);
+      if (!row) throw new NotFoundError('Room not found');
+      return view(row);
     },
 
     /**
@@ -194,6 +185,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         removeCount = Math.max(0, current - input.additional_guest_count);
       }
       const row = await rooms.update(
+        scopeOf(principal),
         existing.id,
         {
           ...values,
@@ -207,7 +199,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       );
       if (!row) return writeRefused(principal, token);
       events.publish({ type: 'room-updated', roomId: row.id });
-      return (await view(principal, [row]))[0]!;
+      return view(row);
     },
 
     async close(principal: Principal, token: string, versions?: Versions): Promise<void> {
@@ -232,7 +224,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       const totalCount = await rooms.count(scope);
       const rows = await rooms.page(scope, pageQuery(request, totalCount));
       return {
-        rooms: await view(principal, rows),
+        rooms: rows.map(view),
         info: { page: request.page, perPage: request.perPage, totalCount, totalPages: totalPages(totalCount, request.perPage) },
         firstKey: rows.length ? String(rows[0]!.id) : null,
         lastKey: rows.length ? String(rows[rows.length - 1]!.id) : null,
