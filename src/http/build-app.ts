@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync }
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
+import { closeQuietConnectionsOnClose } from './hooks/quiet-connections.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { loggerOptions } from './logging.js';
@@ -65,6 +66,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   );
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
   app.addHook('onRequest', apiSecurityHeaders);
+  closeQuietConnectionsOnClose(app);
 
   // One line per response, with the route pattern instead of the URL: URLs
   // carry room and join tokens, which never go to the logs.
