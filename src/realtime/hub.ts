@@ -41,6 +41,8 @@ export interface HubOptions {
   publicUrl: string;
   iceServersFor(peerId: string): IceServerInfo[];
   iceTransportPolicy: 'all' | 'relay';
+  /** Observes every well-formed frame and the number of open connections (metrics). */
+  observe?: { message(type: string): void; connections(delta: 1 | -1): void };
   /** A connection that has not joined after this long is closed. */
   joinTimeoutMs?: number;
 }
@@ -326,18 +328,22 @@ export function createHub(options: HubOptions) {
         if (session.state === 'new') endSession(session, CloseCode.joinTimeout, 'no join');
       }, options.joinTimeoutMs ?? 15_000);
       session.joinTimer.unref();
+      options.observe?.connections(1);
       return {
         onFrame(raw) {
           if (session.state === 'gone') return;
           if (!session.allowFrame()) return fail(session, 'rate-limited', 'Too many messages');
           const parsed = parseClientMessage(raw);
           if (!parsed.ok) return fail(session, parsed.code, parsed.message, parsed.requestId);
+          options.observe?.message(parsed.message.type);
           track(handle(session, parsed.message)).catch((error: unknown) => {
             log.error({ err: error }, 'signaling request failed');
             fail(session, 'unavailable', 'The server could not handle this request; try again', 'requestId' in parsed.message ? parsed.message.requestId : undefined);
           });
         },
         onClose() {
+          // The socket's close comes exactly once per connection, whoever ended it.
+          options.observe?.connections(-1);
           if (session.joinTimer) clearTimeout(session.joinTimer);
           const wasEnded = session.ended;
           session.ended = true;

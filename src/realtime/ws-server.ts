@@ -31,6 +31,10 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       publicUrl: config.publicUrl,
       iceServersFor: (peerId) => iceServersFor(config, peerId, services.clock.now()),
       iceTransportPolicy: config.iceTransportPolicy,
+      observe: {
+        message: (type) => services.metrics.signalingMessages.inc({ type }),
+        connections: (delta) => services.metrics.localConnections.inc(delta),
+      },
     });
     onHub?.(hub);
 

@@ -1,6 +1,7 @@
 // /metrics in Prometheus text format, /healthz and /readyz.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
+import { startRealtimeServer } from '../realtime/helpers.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;
@@ -38,5 +39,28 @@ describe('operations endpoints', () => {
     const ready = await ctx.request({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toEqual({ status: 'ok', checks: { database: 'ok' } });
+  });
+});
+
+describe('signaling metrics', () => {
+  it('counts well-formed signaling frames by type and open connections', async () => {
+    const server = await startRealtimeServer();
+    try {
+      const metrics = async () => (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const room = await server.createRoom();
+      const client = await server.connect();
+      const reply = await client.request({ type: 'join', joinToken: room.guest_token, displayName: 'Metrics' });
+      expect(reply.type).toBe('joined');
+      client.send('{not json');
+      const during = await metrics();
+      expect(during).toMatch(/parley_signaling_messages_total\{type="join"\} 1/);
+      // A malformed frame is refused before it counts as a message.
+      expect(during).not.toMatch(/type="undefined"/);
+      expect(during).toMatch(/parley_node_connections 1/);
+      client.socket.close();
+      await expect.poll(metrics).toMatch(/parley_node_connections 0/);
+    } finally {
+      await server.close();
+    }
   });
 });
