@@ -41,7 +41,7 @@ describe('a call between a host and a guest', () => {
     await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
     // The fake microphone beeps: the level moves within a couple of seconds.
     await expect
-      .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000, intervals: [100] })
+      .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000, interval: 100 })
       .toBeGreaterThan(0.01);
     expect(await guest.locator('select#camera option').count()).toBeGreaterThan(0);
     expect(await guest.locator('select#microphone option').count()).toBeGreaterThan(0);
@@ -117,7 +117,7 @@ describe('a call between a host and a guest', () => {
     const summary = await world.api('GET', '/api/room_feedbacks/summary');
     expect(summary.json).toMatchObject({ total: 1, good: 1, neutral: 0, bad: 0 });
     await expect
-      .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, intervals: [250] })
+      .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 })
       .toBe('ended');
     expect(cspErrors).toEqual([]);
   });
