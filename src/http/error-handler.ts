@@ -75,6 +75,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   // A path segment longer than any token we issue names nothing: an unknown room.
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.status(404).send({ error: 'Not found' });
-  if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send({ error: 'Malformed URL: invalid percent-encoding' });
-  return reply.status(400).send({ error: 'Bad request' });
+  // A 400 is always the array of validation objects (§7), even for a URL the router cannot decode.
+  if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send([{ attribute: 'url', type: 'invalid', message: 'has invalid percent-encoding' }]);
+  return reply.status(400).send([{ attribute: 'request', type: 'invalid', message: 'is not a valid request' }]);
 }
