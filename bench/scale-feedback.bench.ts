@@ -38,6 +38,8 @@ try {
   const figures = new Map<string, number[]>();
   const plansAt: Explained[][] = [];
   const record = (label: string, ms: number) => figures.set(label, [...(figures.get(label) ?? []), ms]);
+  // Warm the server up (JIT, pool) before the first figure.
+  for (let i = 0; i < 200; i++) await get(`${api}/summary`, token);
 
   for (const size of sizes) {
     const started = Date.now();

@@ -5,7 +5,10 @@
 // same at the first size (1,000 rooms). The rooms are made by generate_series
 // (support/generate.ts); room_counts is recomputed and checked against the
 // Total-Count header. EXPLAIN (ANALYZE) shows the plans behind the figures.
-//   npm run bench:scale-rooms -- [--sizes=1000,100000,1000000] [--times=30] [--walk=50]
+// --before=DIR also runs the build in DIR (an earlier commit, built) on the same
+// database, and measures page 1 and the middle page with it: before/after figures.
+//   npm run bench:scale-rooms -- [--sizes=1000,100000,1000000] [--times=30] [--walk=50] [--before=DIR]
+import path from 'node:path';
 import { admin, startParley } from './support/processes.js';
 import { explain, type Explained } from './support/explain.js';
 import { generateRooms, type RoomPlan } from './support/generate.js';
@@ -27,6 +30,10 @@ const log = (line: string) => process.stderr.write(line + '\n');
 
 const postgres = await startBenchPostgres({ durable: false, log });
 const parley = await startParley({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn' });
+const beforeDir = options.get('before');
+const before = beforeDir
+  ? await startParley({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', EXPECT_TOKEN: 'no' }, path.resolve(beforeDir, 'dist/src/main.js'))
+  : null;
 try {
   const token = parley.instanceToken;
   const { tenants } = await admin<{ tenants: { id: string; name: string }[] }>(parley, 'GET', '/admin/tenants');
@@ -46,6 +53,8 @@ try {
   const figures = new Map<string, number[]>();
   const plansAt: Explained[][] = [];
   const record = (label: string, ms: number) => figures.set(label, [...(figures.get(label) ?? []), ms]);
+  // Warm the server up (JIT, pool) before the first figure.
+  for (let i = 0; i < 200; i++) await get(`${base}?page=1`, token);
 
   for (const size of sizes) {
     const targets = [size * (1 - ORG_SHARE), size * ORG_SHARE, ...others.map(() => (size * OTHERS_SHARE) / OTHER_TENANTS)].map(Math.round);
@@ -63,6 +72,10 @@ try {
 
     record('page 1', await timeUrl(`${base}?page=1`, token, times));
     record(`middle page (page=N, OFFSET)`, await timeUrl(`${base}?page=${middle}`, token, times));
+    if (before) {
+      record('before: page 1', await timeUrl(`${before.url}/api/rooms?page=1`, token, times));
+      record('before: middle page (page=N, OFFSET)', await timeUrl(`${before.url}/api/rooms?page=${middle}`, token, times));
+    }
     record('last page (page=N)', await timeUrl(`${base}?page=${totalPages}`, token, times));
     record('last page (`last` link)', await timeUrl(link(first, 'last')!, token, times));
     const fromStart = await walkNext(`${base}?page=1`, token, walkSteps, keysOf);
@@ -84,7 +97,9 @@ try {
           await explain(client, 'Total-Count', 'select count from room_counts where tenant_id = $1 and organization_id = $2', [tenantId, WHOLE_TENANT]),
           await explain(client, 'page 1', 'select * from rooms where tenant_id = $1 order by id limit 20', [tenantId]),
           await explain(client, 'next link (keyset)', 'select * from rooms where tenant_id = $1 and id > $2 order by id limit 20', [tenantId, lastId]),
-          await explain(client, 'middle page (OFFSET)', 'select * from rooms where tenant_id = $1 order by id offset $2 limit 20', [tenantId, (middle - 1) * 20]),
+          await explain(client, 'middle page (OFFSET in the index, then 20 rows)',
+            'select * from rooms where tenant_id = $1 and id >= (select id from rooms where tenant_id = $1 order by id offset $2 limit 1) order by id limit 20',
+            [tenantId, (middle - 1) * 20]),
           await explain(client, 'last page', 'select * from rooms where tenant_id = $1 order by id desc limit 20', [tenantId]),
         ];
       }),
@@ -103,6 +118,7 @@ try {
     ),
   );
 } finally {
+  await before?.stop();
   await parley.stop();
   await postgres.stop();
 }

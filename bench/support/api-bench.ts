@@ -140,15 +140,16 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
     for (const endpoint of endpoints) {
       for (const connections of connectionLevels) {
         const ref = results.get(key(reference, endpoint.label, connections))!;
-        const refRps = median(ref.map((r) => r.requestsPerSecond));
-        const refP99 = median(ref.map((r) => r.p99));
         for (const target of targets) {
           const runs = results.get(key(target.name, endpoint.label, connections))!;
-          const rps = median(runs.map((r) => r.requestsPerSecond));
-          const p99 = median(runs.map((r) => r.p99));
+          // Ratios are taken within each repetition (measured back to back, under the
+          // same background load) and then their median: steadier than a ratio of medians.
+          const rpsRatio = median(runs.map((r, i) => r.requestsPerSecond / ref[i]!.requestsPerSecond));
+          const p99Ratio = median(runs.map((r, i) => r.p99 / Math.max(ref[i]!.p99, 1)));
           rows.push([
-            endpoint.label, connections, target.name, fixed(rps, 0), fixed(median(runs.map((r) => r.p50)), 1), fixed(p99, 1),
-            target.name === reference ? '1' : fixed(rps / refRps, 2), target.name === reference ? '1' : fixed(p99 / refP99, 2),
+            endpoint.label, connections, target.name, fixed(median(runs.map((r) => r.requestsPerSecond)), 0),
+            fixed(median(runs.map((r) => r.p50)), 1), fixed(median(runs.map((r) => r.p99)), 1),
+            target.name === reference ? '1' : fixed(rpsRatio, 2), target.name === reference ? '1' : fixed(p99Ratio, 2),
           ]);
         }
       }

@@ -168,8 +168,15 @@ export function createRoomsRepo(db: Db) {
       switch (query.kind) {
         case 'empty':
           return [];
-        case 'offset':
-          return listed(scope).orderBy('id').offset(query.offset).limit(query.limit).execute();
+        case 'offset': {
+          // page=N: the skipping happens in the (tenant_id, id) index alone, and only
+          // the page's own rows are read and get their extras. OFFSET over the full
+          // select would compute the extras of every skipped room (bench/README.md).
+          let first = db.selectFrom('rooms').select('id').where('tenant_id', '=', scope.tenantId);
+          if (scope.organizationId !== null) first = first.where('organization_id', '=', scope.organizationId);
+          const start = first.orderBy('id').offset(query.offset).limit(1);
+          return listed(scope).where('id', '>=', start).orderBy('id').limit(query.limit).execute();
+        }
         case 'after':
           return listed(scope).where('id', '>', Number(query.key)).orderBy('id').limit(query.limit).execute();
         case 'before':
