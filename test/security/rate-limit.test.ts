@@ -62,6 +62,17 @@ describe('per-token rate limit', () => {
     expect(full.headers['ratelimit-remaining']).toBe('4');
   });
 
+  it('survives the clock jumping back: the token starts afresh instead of being throttled until the clock catches up', async () => {
+    const token = (await tenant.organization()).token;
+    for (let i = 0; i < 5; i++) await list(token);
+    expect((await list(token)).statusCode).toBe(429);
+    clock.advance(-60 * 60_000);
+    const res = await list(token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['ratelimit-remaining']).toBe('4');
+    clock.advance(60 * 60_000);
+  });
+
   it('applies to every /api endpoint and answer, errors included', async () => {
     const token = (await tenant.organization()).token;
     const calls = [

@@ -46,7 +46,11 @@ export function createRateLimiter({ limit, clock }: { limit: number; clock: Cloc
     take(key) {
       const now = clock.now().getTime();
       sweep(now);
-      const tat = Math.max(tats.get(key) ?? now, now);
+      const stored = tats.get(key);
+      // A stored time beyond a full window ahead can only come from the wall
+      // clock jumping back (NTP, a manual set): start that token afresh rather
+      // than throttle it until the clock catches up.
+      const tat = stored === undefined || stored > now + WINDOW_MS ? now : Math.max(stored, now);
       const next = tat + interval;
       const allowedFrom = next - WINDOW_MS;
       if (now < allowedFrom) {
