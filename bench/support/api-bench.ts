@@ -11,7 +11,8 @@ import { startBenchPostgres, withClient } from './postgres.js';
 import { startBaseline, startParley, type ServerProcess } from './processes.js';
 import { fixed, flags, markdownTable, median } from './stats.js';
 
-export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | 'parley-before';
+/** parley@NAME: the build in the directory NAME of --before (an earlier commit). */
+export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | `parley@${string}`;
 
 interface Target {
   name: TargetName;
@@ -70,9 +71,10 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
   const rooms = Number(options.get('rooms') ?? 1000);
   const poolSize = Number(options.get('pool') ?? 20);
   const only = options.get('only');
-  // --before=DIR: also run the build in DIR (a checkout of an earlier commit, built) on its own
-  // database of the same cluster, for before/after figures taken in the same run.
-  const beforeDir = options.get('before');
+  // --before=DIR[,DIR...]: also run the builds in these directories (checkouts of earlier
+  // commits, built), each on its own database of the same cluster: before/after figures
+  // taken in the same run, under the same background load.
+  const beforeDirs = new Map((options.get('before') ?? '').split(',').filter(Boolean).map((dir) => [`parley@${path.basename(dir)}` as const, dir]));
   const log = (line: string) => process.stderr.write(line + '\n');
 
   log(`${title}: ${seconds}s per point, ${reps} repetitions, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
@@ -80,16 +82,17 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-pglite-'));
   const targets: Target[] = [];
   try {
-    const names = beforeDir ? [...targetNames, 'parley-before' as const] : targetNames;
-    for (const name of names) {
+    for (const name of [...targetNames, ...beforeDirs.keys()]) {
       if (name === 'baseline') continue;
       let env: Record<string, string> = { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) };
       if (name === 'parley-pglite') env = { DATA_DIR: dataDir };
-      if (name === 'parley-before') {
-        await withClient(postgres.url, (client) => client.query('create database parley_before'));
-        env.DATABASE_URL = postgres.url.replace(/\/postgres$/, '/parley_before');
+      const beforeDir = beforeDirs.get(name as `parley@${string}`);
+      if (beforeDir) {
+        const database = `parley_before_${beforeDirs.size}_${targets.length}`;
+        await withClient(postgres.url, (client) => client.query(`create database ${database}`));
+        env.DATABASE_URL = postgres.url.replace(/\/postgres$/, `/${database}`);
       }
-      const entry = name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+      const entry = beforeDir ? path.resolve(beforeDir, 'dist/src/main.js') : undefined;
       const server = await startParley({ ...env, LOG_LEVEL: options.get('log-level') ?? 'info' }, entry);
       log(`${name}: listening on ${server.url}; creating ${rooms} rooms`);
       targets.push({ name, server, token: server.instanceToken, roomPaths: await createRooms(server, server.instanceToken, rooms) });
@@ -98,8 +101,13 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
       // Same database, same tenant, same token and rooms as Parley on PostgreSQL.
       const parley = targets.find((t) => t.name === 'parley-pg');
       if (!parley) throw new Error('the baseline runs beside parley-pg (it uses its database and rooms)');
-      const server = await startBaseline(postgres.url, poolSize);
+      // Parley's join URLs: the same room must read the same, byte for byte.
+      const server = await startBaseline(postgres.url, poolSize, parley.server.url);
       targets.unshift({ name: 'baseline', server, token: parley.token, roomPaths: parley.roomPaths });
+      const [ours, theirs] = await Promise.all(
+        [server, parley.server].map(async (s) => (await fetch(s.url + parley.roomPaths[0], { headers: { authorization: `Bearer ${parley.token}` } })).text()),
+      );
+      if (ours !== theirs) throw new Error(`the baseline's room differs from Parley's:\n${ours}\n${theirs}`);
     }
 
     const endpoints = ENDPOINTS.filter((e) => !only || e.label.includes(only));

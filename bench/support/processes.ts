@@ -119,12 +119,12 @@ export async function startParley(
 }
 
 /** The minimal node:http server of bench/baseline-server.ts, run through tsx like the benchmarks. */
-export async function startBaseline(databaseUrl: string, poolSize: number): Promise<ServerProcess> {
+export async function startBaseline(databaseUrl: string, poolSize: number, publicUrl: string): Promise<ServerProcess> {
   const port = await freePort();
   return startProcess({
     name: 'baseline',
     args: ['--import', 'tsx', path.join(root, 'bench/baseline-server.ts')],
-    env: { PORT: String(port), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize), PUBLIC_URL: 'http://localhost:3000' },
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize), PUBLIC_URL: publicUrl },
     port,
     readyPath: '/healthz',
   });

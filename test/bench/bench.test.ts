@@ -1,0 +1,91 @@
+// Keeps the benchmarks from rotting (they are not part of npm test): the API
+// benchmark runs end to end at a tiny size (its own PostgreSQL, Parley from
+// dist/, the node:http baseline, the autocannon worker), and the scale data
+// generators leave counts that agree with the rows. PostgreSQL set only: both
+// are about PostgreSQL, and once is enough.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { generateFeedback, generateRooms } from '../../bench/support/generate.js';
+import { openPostgres } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createPostgresDatabase, testDb } from '../helpers/database.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const execFileP = promisify(execFile);
+
+describe.runIf(testDb === 'postgres')('benchmarks', () => {
+  it('the API benchmark runs and reports both servers', { timeout: 120_000 }, async () => {
+    expect(fs.existsSync(path.join(root, 'dist/src/main.js')), 'dist/src/main.js: run `npm run build`').toBe(true);
+    const { stdout } = await execFileP(
+      process.execPath,
+      ['--import', 'tsx', 'bench/api.bench.ts', '--seconds=1', '--reps=1', '--connections=2', '--rooms=3', '--only=GET /api/rooms/'],
+      { cwd: root, timeout: 110_000 },
+    );
+    // One table row per server: endpoint | conns | server | req/s | ...
+    const rows = stdout.split('\n').filter((line) => line.startsWith('| GET /api/rooms/{token} | 2 |'));
+    expect(rows.map((row) => row.split('|')[3]!.trim())).toEqual(['baseline', 'parley-pg']);
+    for (const row of rows) expect(Number(row.split('|')[4])).toBeGreaterThan(0);
+  });
+
+  it('the data generators keep room_counts and feedback_daily_counts equal to the rows', async () => {
+    const { url, drop } = await createPostgresDatabase();
+    const handle = await openPostgres(url, 2);
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await migrate(handle);
+      await client.connect();
+      const tenant = async (name: string) => {
+        const id = crypto.randomUUID();
+        await client.query(`insert into tenants values ($1, $2, 'https://example.org', 'UTC', now())`, [id, name]);
+        return id;
+      };
+      const [a, b] = [await tenant('a'), await tenant('b')];
+      const org = crypto.randomUUID();
+      await client.query(`insert into organizations values ($1, $2, 'Clinic', now())`, [org, a]);
+      // One room made through the triggers first: the recount must keep it.
+      await client.query(
+        `insert into rooms (tenant_id, token, access_token, guest_token, name, status, enable_chat, enable_screenshare, enable_invites,
+           enable_audio_indicator, scheduled_at, meeting_duration, return_url, permanent, created_at, updated_at, cleanup_base_at)
+         values ($1, 'manual-room-token-1', 'manual-access-token-1', 'manual-guest-token-1', 'x', 'active', true, true, true, true,
+           now(), 30, 'https://example.org', false, now(), now(), now())`,
+        [a],
+      );
+      await generateRooms(client, [
+        { tenantId: a, organizationId: null, count: 300, from: 0 },
+        { tenantId: a, organizationId: org, count: 50, from: 0 },
+        { tenantId: b, organizationId: null, count: 120, from: 0 },
+      ]);
+      await generateRooms(client, [{ tenantId: a, organizationId: null, count: 100, from: 300 }]);
+      const rooms = await client.query(
+        `select c.tenant_id, c.organization_id, c.count,
+           (select count(*) from rooms r where r.tenant_id = c.tenant_id
+              and (c.organization_id = '00000000-0000-0000-0000-000000000000' or r.organization_id = c.organization_id)) as actual
+         from room_counts c order by c.count`,
+      );
+      expect(rooms.rows.map((r) => [r.count, r.actual])).toEqual([
+        ['50', '50'],
+        ['120', '120'],
+        ['451', '451'],
+      ]);
+      await generateFeedback(client, [
+        { tenantId: a, count: 1000, from: 0, firstDay: '2025-01-01', days: 10 },
+        { tenantId: b, count: 10, from: 0, firstDay: '2025-01-01', days: 10 },
+      ]);
+      const feedback = await client.query(
+        `select (select sum(count) from feedback_daily_counts where tenant_id = $1) as counted,
+                (select count(*) from room_feedbacks where tenant_id = $1) as actual,
+                (select count(distinct local_day) from room_feedbacks where tenant_id = $1) as days`,
+        [a],
+      );
+      expect(feedback.rows[0]).toEqual({ counted: '1000', actual: '1000', days: '10' });
+    } finally {
+      await client.end();
+      await handle.close();
+      await drop();
+    }
+  });
+});
