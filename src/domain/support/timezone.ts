@@ -24,7 +24,8 @@ export function localDay(instant: Date, timezone: string): string {
 
 /** True for a real calendar date written YYYY-MM-DD (rejects 2025-02-30). */
 export function isCalendarDate(text: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  // Year 0000 exists for JavaScript (1 BC) but not for PostgreSQL's date type.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || text.startsWith('0000')) return false;
   const date = new Date(`${text}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
