@@ -3,6 +3,7 @@
 // several identical nodes, no sticky sessions).
 import { sql } from 'kysely';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startLoadBalancer } from '../../scripts/nginx.mjs';
@@ -177,5 +178,30 @@ describe('two nodes, one call', () => {
     // Signaling works again through the survivor.
     await chatArrives(guest, host, 'still here after failover');
     await chatArrives(host, guest, 'welcome back');
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
   }, 90_000);
+
+  it('ends a room whose only participant was on a node that died', async () => {
+    for (const id of ['node-a', 'node-b'] as const) {
+      const node = nodes.get(id)!;
+      if (node.child.exitCode !== null || node.child.signalCode !== null) await start(id);
+    }
+    const a = nodes.get('node-a')!;
+    const b = nodes.get('node-b')!;
+    const room = (await api(a.url, 'POST', '/api/rooms', { name: 'Lonely', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
+    const socket = new WebSocket(`ws://127.0.0.1:${b.port}/ws`, { origin: b.url });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const joined = new Promise((resolve) => socket.on('message', (data) => JSON.parse(String(data)).type === 'joined' && resolve(true)));
+    socket.send(JSON.stringify({ type: 'join', requestId: 'j1', joinToken: room.guest_token, displayName: 'Alone' }));
+    await joined;
+    await expect.poll(async () => (await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.status).toBe('started');
+
+    await b.kill('SIGKILL');
+    socket.terminate();
+    // Dead after NODE_DEAD_AFTER_SECONDS (4), then ended after ROOM_END_GRACE_SECONDS (2).
+    await expect
+      .poll(async () => (await api(a.url, 'GET', `/api/rooms/${room.token}`)).json, { timeout: 15_000, interval: 250 })
+      .toMatchObject({ status: 'ended', current_participants: [] });
+    expect((await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.ended_at).toBeDefined();
+  }, 60_000);
 });
