@@ -14,7 +14,15 @@ import {
 } from '../domain/participation/participation.service.js';
 import type { RoomEvent, RoomEventBus } from '../domain/rooms/room-events.js';
 import type { Clock } from '../domain/support/clock.js';
-import { parseClientMessage, type ClientMessage, type ErrorCode, type IceServerInfo, type RoomSettings, type ServerMessage } from './protocol.js';
+import {
+  parseClientMessage,
+  type ClientMessage,
+  type ErrorCode,
+  type IceServerInfo,
+  type ParseResult,
+  type RoomSettings,
+  type ServerMessage,
+} from './protocol.js';
 import type { SignalBus, SignalEnvelope } from './signal-bus.js';
 
 /** WebSocket close codes the browser acts on (4000-4999 are for applications, RFC 6455 §7.4.2). */
@@ -24,8 +32,14 @@ export const CloseCode = {
   roomClosed: 4001,
   replaced: 4002,
   joinTimeout: 4003,
+  /** Too many join attempts with unknown links on one connection (guessing). */
   notFound: 4004,
+  /** Kept flooding after being told to slow down (RFC 6455 §7.4.1: policy violation). */
+  policy: 1008,
 } as const;
+
+/** Unknown join links one connection may try: a browser sends one; more is someone guessing. */
+export const MAX_FAILED_JOINS = 5;
 
 export interface Connection {
   send(message: ServerMessage): void;
@@ -75,7 +89,10 @@ interface Session {
   /** Closed by the server (room closed, replaced, left): the close must not count as a drop. */
   ended: boolean;
   allowFrame: () => boolean;
+  /** Frames refused for the rate: a connection that spends these too keeps flooding and is closed. */
+  allowRefusal: () => boolean;
   allowChat: () => boolean;
+  failedJoins: number;
   joinTimer: NodeJS.Timeout | null;
 }
 
@@ -83,6 +100,11 @@ interface LocalRoom {
   sessions: Set<Session>;
   settings: RoomSettings;
   unsubscribe: () => void;
+}
+
+function requestIdOf(parsed: ParseResult): string | undefined {
+  if (!parsed.ok) return parsed.requestId;
+  return 'requestId' in parsed.message ? parsed.message.requestId : undefined;
 }
 
 export function createHub(options: HubOptions) {
@@ -184,7 +206,11 @@ export function createHub(options: HubOptions) {
       joined = await track(participation.join(message));
     } catch (error) {
       session.state = 'new';
-      if (error instanceof NotFoundError) return fail(session, 'not-found', 'This join link is not valid', message.requestId);
+      if (error instanceof NotFoundError) {
+        fail(session, 'not-found', 'This join link is not valid', message.requestId);
+        if (++session.failedJoins >= MAX_FAILED_JOINS) endSession(session, CloseCode.notFound, 'too many unknown join links');
+        return;
+      }
       if (error instanceof RoomClosedError) return fail(session, 'room-closed', 'This room is closed', message.requestId);
       if (error instanceof RoomFullError) return fail(session, 'room-full', error.message, message.requestId);
       throw error;
@@ -321,7 +347,9 @@ export function createHub(options: HubOptions) {
         sharing: null,
         ended: false,
         allowFrame: bucket(400, 50, clock),
+        allowRefusal: bucket(100, 10, clock),
         allowChat: bucket(10, 1, clock),
+        failedJoins: 0,
         joinTimer: null,
       };
       session.joinTimer = setTimeout(() => {
@@ -332,8 +360,16 @@ export function createHub(options: HubOptions) {
       return {
         onFrame(raw) {
           if (session.state === 'gone') return;
-          if (!session.allowFrame()) return fail(session, 'rate-limited', 'Too many messages');
+          // Parsed before the rate check, so that a refused request still gets its one reply (with its requestId).
           const parsed = parseClientMessage(raw);
+          if (!session.allowFrame()) {
+            if (!session.allowRefusal()) {
+              endSession(session, CloseCode.policy, 'too many messages');
+              if (session.participant) void markLeft(session.participant, session);
+              return;
+            }
+            return fail(session, 'rate-limited', 'Too many messages; slow down', requestIdOf(parsed));
+          }
           if (!parsed.ok) return fail(session, parsed.code, parsed.message, parsed.requestId);
           options.observe?.message(parsed.message.type);
           track(handle(session, parsed.message)).catch((error: unknown) => {

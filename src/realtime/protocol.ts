@@ -103,6 +103,13 @@ type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isString = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
 const isId = (v: unknown): v is string => typeof v === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(v);
+/**
+ * An RTCIceCandidateInit is flat (candidate, sdpMid, sdpMLineIndex,
+ * usernameFragment). Nested values are refused: a deeply nested one parsed
+ * fine but overflowed the stack when the relay serialised it again.
+ */
+const isFlatCandidate = (v: unknown): v is Obj =>
+  isObject(v) && Object.keys(v).length <= 8 && Object.values(v).every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
 
 /** The one parser of incoming frames: anything it returns ok is a well-formed ClientMessage. */
 export function parseClientMessage(raw: string): ParseResult {
@@ -146,8 +153,8 @@ export function parseClientMessage(raw: string): ParseResult {
         if (sdp !== undefined && typeof sdp !== 'string') return bad('description.sdp must be a string');
         return { ok: true, message: { type: 'signal', to: value.to, data: { description: { type, ...(sdp !== undefined ? { sdp } : {}) } } } };
       }
-      if ('candidate' in data && (data.candidate === null || isObject(data.candidate))) {
-        return { ok: true, message: { type: 'signal', to: value.to, data: { candidate: data.candidate as Obj | null } } };
+      if ('candidate' in data && (data.candidate === null || isFlatCandidate(data.candidate))) {
+        return { ok: true, message: { type: 'signal', to: value.to, data: { candidate: data.candidate } } };
       }
       return bad('signal data must hold a description or a candidate');
     }

@@ -13,6 +13,14 @@ import { iceServersFor } from './turn-credentials.js';
 /** ws drops the connection (close 1009) above this; frames between MAX_FRAME_BYTES and it get a `too-large` error. */
 const HARD_FRAME_LIMIT = 4 * MAX_FRAME_BYTES;
 
+/**
+ * Unsent bytes a connection may hold. One that does not read (a frozen tab, a
+ * hostile client) would otherwise keep everything its room sends in memory
+ * until its pongs are missed: tens of megabytes per connection. A call's
+ * signaling needs a few hundred kilobytes at most (a full mesh renegotiating).
+ */
+export const MAX_BUFFERED_BYTES = 2 * 1024 * 1024;
+
 export interface RealtimeOptions {
   services: Services;
   /** Called with the hub once it exists (tests and readiness use it). */
@@ -87,7 +95,10 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
         socket.on('pong', () => alive.set(socket, true));
         const session = hub.connect({
           send(message: ServerMessage) {
-            if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+            if (socket.readyState !== socket.OPEN) return;
+            // Dropped like a dead connection: the hub records the leave, the browser reconnects and resumes.
+            if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return socket.terminate();
+            socket.send(JSON.stringify(message));
           },
           close(code, reason) {
             socket.close(code, reason);

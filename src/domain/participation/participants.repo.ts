@@ -89,9 +89,10 @@ export function createParticipantsRepo(db: Db) {
 
     /**
      * The same participant on a new connection: allowed while it is connected
-     * (a connection that has not been noticed as dead yet) or left after `since`.
+     * (a connection that has not been noticed as dead yet) or left after `since`,
+     * and only through a link of its own role (a guest link never resumes the host).
      */
-    async resume(roomId: number, token: string, nodeId: string, now: Date, since: Date): Promise<JoinOutcome> {
+    async resume(roomId: number, token: string, role: ParticipantRole, nodeId: string, now: Date, since: Date): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
         const room = await startRoom(tx, roomId, now);
         if (!room) return { ok: false, reason: 'closed' };
@@ -100,6 +101,7 @@ export function createParticipantsRepo(db: Db) {
           .set({ left_at: null, node_id: nodeId })
           .where('token', '=', token)
           .where('room_id', '=', roomId)
+          .where('role', '=', role)
           .where((eb) => eb.or([eb('left_at', 'is', null), eb('left_at', '>', since)]))
           .returningAll()
           .executeTakeFirst();

@@ -68,10 +68,19 @@ function toParticipant(row: ParticipantRow): Participant {
   return { token: row.token, peerId: peerIdOf(row.token), roomId: row.room_id, role: row.role, name: row.display_name };
 }
 
-/** Trimmed, control characters removed, at most MAX_DISPLAY_NAME characters; a fallback when empty. */
+/**
+ * Trimmed, control characters removed, at most MAX_DISPLAY_NAME characters; a
+ * fallback when empty. Bidi embedding, override and isolate controls go too:
+ * an unclosed override shows "Dr. Smith" for "htimS .rD" and runs on into the
+ * text next to the name (Unicode TR9 §2). Names in right-to-left scripts need none.
+ */
 export function cleanDisplayName(raw: string, fallback: string): string {
-  // eslint-disable-next-line no-control-regex
-  const cleaned = raw.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/\s+/g, ' ').trim();
+  const cleaned = raw
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return [...(cleaned || fallback)].slice(0, MAX_DISPLAY_NAME).join('');
 }
 
@@ -110,10 +119,10 @@ export function createParticipationService({ repo, tenants, feedback, clock, ids
       if (access.room.status === 'closed') throw new RoomClosedError();
       const now = clock.now();
       if (input.participantToken) {
-        const resumed = await repo.resume(access.room.id, input.participantToken, nodeId, now, new Date(now.getTime() - graceMs));
+        const resumed = await repo.resume(access.room.id, input.participantToken, access.role, nodeId, now, new Date(now.getTime() - graceMs));
         if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, resumed: true };
         if (resumed.reason === 'closed') throw new RoomClosedError();
-        // Too late, or not a participant of this room: an ordinary new join.
+        // Too late, not a participant of this room, or not of this link's role: an ordinary new join.
       }
       const fallback = access.role === 'host' ? (access.room.host_display_name ?? 'Host') : (access.room.guest_display_name ?? 'Guest');
       const joined = await repo.join(
