@@ -154,6 +154,9 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
       },
       close: async () => {
         await db.destroy();
+        // Kysely closes its driver only if a query went through it; migrations
+        // talk to PGlite directly, and an open PGlite keeps the process alive.
+        if (!pglite.closed) await pglite.close();
         unlock();
       },
     };
