@@ -78,12 +78,12 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   });
 
   await app.register(fastifySwagger, {
+    // Shared schemas keep their $id as their name (components/schemas/Room), not def-0.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Parley video rooms API',
-    // Shared schemas keep their $id as their name (components/schemas/Room), not def-0.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
         version: '1.0.0',
         description: 'Rooms, room feedback and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
       },
