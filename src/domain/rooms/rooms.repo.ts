@@ -136,6 +136,30 @@ export function createRoomsRepo(db: Db) {
       });
     },
 
+    /**
+     * A PUT of settings alone, found by token in scope, in one statement. The
+     * cleanup time becomes the new scheduled end unless activity already put it
+     * later (cleanupBase, in SQL). Null when no room in scope has the token or
+     * its version is not one of `versions`: nothing was written then.
+     */
+    async updateSettings(
+      scope: RoomScope,
+      token: string,
+      changes: Partial<NewRoom>,
+      scheduledEnd: Date,
+      versions?: Versions,
+    ): Promise<RoomWithExtras | null> {
+      if (versions?.length === 0) return null;
+      let update = db
+        .updateTable('rooms')
+        .set({ ...changes, cleanup_base_at: sql<Date>`greatest(${scheduledEnd}::timestamptz, cleanup_base_at)` })
+        .where('tenant_id', '=', scope.tenantId)
+        .where('token', '=', token);
+      if (scope.organizationId !== null) update = update.where('organization_id', '=', scope.organizationId);
+      if (versions) update = update.where('version', 'in', versions);
+      return (await update.returningAll().returning(extras(scope)).executeTakeFirst()) ?? null;
+    },
+
     /** Closes the room unless it is closed already (or its version is not one of `versions`); the closed row, else null. */
     async close(id: number, at: Date, versions?: Versions): Promise<RoomRow | null> {
       if (versions?.length === 0) return null;

@@ -52,10 +52,14 @@ export function scopeOf(principal: Principal): RoomScope {
   return { tenantId: principal.tenantId, organizationId: principal.organizationId };
 }
 
+function scheduledEnd(scheduledAt: Date, meetingDuration: number): Date {
+  return new Date(scheduledAt.getTime() + meetingDuration * MINUTE);
+}
+
 /** Cleanup counts from the later of the scheduled end and the last activity. */
 export function cleanupBase(scheduledAt: Date, meetingDuration: number, lastActivity: Date): Date {
-  const scheduledEnd = new Date(scheduledAt.getTime() + meetingDuration * MINUTE);
-  return scheduledEnd > lastActivity ? scheduledEnd : lastActivity;
+  const end = scheduledEnd(scheduledAt, meetingDuration);
+  return end > lastActivity ? end : lastActivity;
 }
 
 function displayName(value: string | null | undefined): string | null {
@@ -165,6 +169,18 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
      * when sent, so a settings update never revokes links already handed out.
      */
     async update(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<RoomView> {
+      if ((input.doctor_id === undefined || input.doctor_id === null) && input.permanent !== true && input.additional_guest_count === undefined) {
+        // Settings alone (no doctor to look up, no toggle to check, no guest links to
+        // add or remove): one statement finds the room, checks If-Match and writes,
+        // instead of a read and then a write (bench/README.md). Same answers: nothing
+        // can fail with 400 or 422 here, and writeRefused tells 404 from 412.
+        const values = settings(principal, input);
+        const changes = { ...values, ...(input.doctor_id === null ? { doctor_id: null } : {}), updated_at: clock.now() };
+        const row = await rooms.updateSettings(scopeOf(principal), token, changes, scheduledEnd(values.scheduled_at, values.meeting_duration), versions);
+        if (!row) return writeRefused(principal, token);
+        events.publish({ type: 'room-updated', roomId: row.id });
+        return view(row);
+      }
       const existing = await requireRoom(principal, token, versions);
       // null takes the doctor off the room; the room stays in its organization
       // (an Instance token must not pull a room out of the organization that sees it).
