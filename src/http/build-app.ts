@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync }
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
+import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
 import { closeQuietConnectionsOnClose } from './hooks/quiet-connections.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
@@ -46,6 +47,8 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     // Join and room tokens travel in paths; a path longer than this names nothing of ours.
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
+    // Requests Node's parser refuses still get the interface's error shapes.
+    clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -67,6 +70,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
   app.addHook('onRequest', apiSecurityHeaders);
   closeQuietConnectionsOnClose(app);
+  answerUnmetExpectations(app.server);
 
   // One line per response, with the route pattern instead of the URL: URLs
   // carry room and join tokens, which never go to the logs.
