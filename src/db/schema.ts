@@ -142,6 +142,12 @@ export interface InstanceFlagsTable {
   set_at: Date;
 }
 
+export interface TenantFrameAncestorsTable {
+  tenant_id: string;
+  /** Canonical origins separated by single spaces (src/domain/tenants/frame-ancestors.ts). */
+  origins: string;
+}
+
 export interface Database {
   tenants: TenantsTable;
   organizations: OrganizationsTable;
@@ -158,6 +164,7 @@ export interface Database {
   feedback_daily_counts: FeedbackDailyCountsTable;
   idempotency_keys: IdempotencyKeysTable;
   instance_flags: InstanceFlagsTable;
+  tenant_frame_ancestors: TenantFrameAncestorsTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

@@ -91,6 +91,19 @@ export function createTenantsRepo(db: Db) {
         .onConflict((oc) => oc.columns(['organization_id', 'feature']).doUpdateSet({ enabled }))
         .execute();
     },
+    /** The origins that may embed the tenant's join pages (empty: none). */
+    async frameAncestors(tenantId: string): Promise<string[]> {
+      const row = await db.selectFrom('tenant_frame_ancestors').select('origins').where('tenant_id', '=', tenantId).executeTakeFirst();
+      return row?.origins ? row.origins.split(' ') : [];
+    },
+    async setFrameAncestors(tenantId: string, origins: string[]): Promise<void> {
+      const value = origins.join(' ');
+      await db
+        .insertInto('tenant_frame_ancestors')
+        .values({ tenant_id: tenantId, origins: value })
+        .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ origins: value }))
+        .execute();
+    },
     /** The organization's setting where it has one, else the tenant's, else off. */
     async featureEnabled(tenantId: string, organizationId: string | null, feature: string): Promise<boolean> {
       const row = await db.selectNoFrom(featureEnabledSql(tenantId, organizationId, feature).as('enabled')).executeTakeFirstOrThrow();

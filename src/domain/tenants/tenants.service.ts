@@ -7,6 +7,7 @@ import { hashSecret } from '../support/secrets.js';
 import { canonicalTimezone } from '../support/timezone.js';
 import { FieldErrors, checkName, checkUrl } from '../support/validate.js';
 import { isFeature } from './features.js';
+import { checkFrameAncestors } from './frame-ancestors.js';
 import type { TenantsRepo } from './tenants.repo.js';
 
 export const API_TOKEN_PREFIX = 'prl_';
@@ -127,6 +128,19 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       await requireOrganization(organizationId);
       await repo.setOrganizationFeature(organizationId, feature, enabled);
       return { feature, enabled };
+    },
+
+    /** The origins that may embed this tenant's join pages in an iframe (docs/call.md "Embedding"). */
+    async frameAncestors(tenantId: string): Promise<string[]> {
+      await requireTenant(tenantId);
+      return repo.frameAncestors(tenantId);
+    },
+
+    async setFrameAncestors(tenantId: string, values: unknown): Promise<string[]> {
+      const origins = checkFrameAncestors(values);
+      await requireTenant(tenantId);
+      await repo.setFrameAncestors(tenantId, origins);
+      return origins;
     },
 
     /**

@@ -149,6 +149,45 @@ export const adminRoutes =
       },
     );
 
+    // Who may embed the tenant's join pages in an iframe: the pages' CSP frame-ancestors (docs/call.md "Embedding").
+    const frameAncestors = Type.Object({
+      frame_ancestors: Type.Array(Type.String({ maxLength: 255 }), {
+        maxItems: 100,
+        description: 'Origins like https://app.example.com (https; http only for localhost). Empty: nobody may embed.',
+      }),
+    });
+
+    app.get(
+      '/admin/tenants/:tenant_id/frame-ancestors',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "Origins that may embed the tenant's join pages",
+          params: Type.Object({ tenant_id: Type.String() }),
+          response: { 200: frameAncestors, 401: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) => ({ frame_ancestors: await tenants.frameAncestors(id(request.params.tenant_id, 'Tenant')) }),
+    );
+
+    app.put(
+      '/admin/tenants/:tenant_id/frame-ancestors',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "Set the origins that may embed the tenant's join pages (replaces the list)",
+          params: Type.Object({ tenant_id: Type.String() }),
+          body: frameAncestors,
+          response: { 200: frameAncestors, ...errors },
+        },
+      },
+      async (request) => ({
+        frame_ancestors: await tenants.setFrameAncestors(id(request.params.tenant_id, 'Tenant'), request.body.frame_ancestors),
+      }),
+    );
+
     const featureResponse = { 200: Type.Object({ feature: Type.String(), enabled: Nullable(Type.Boolean()) }), ...errors };
 
     app.put(

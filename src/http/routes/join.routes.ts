@@ -7,7 +7,7 @@ import { cleanDisplayName, settingsOf } from '../../domain/participation/partici
 import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
 import type { Services } from '../../services.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
-import { escapeHtml, messagePage, pageHeaders, renderPage } from './page-html.js';
+import { escapeHtml, messagePage, NON_PAGE_HEADERS, pageHeaders, renderPage } from './page-html.js';
 import { loadWebBuild, type WebBuild } from './web-assets.js';
 
 /** What the join page's script needs; rendered into a JSON block. */
@@ -24,16 +24,21 @@ export const joinRoutes =
   (services: Services, build: WebBuild | null = loadWebBuild()): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { publicUrl } = services.config;
+    // Every answer of these routes, errors included; the pages then set their own policy.
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.headers(NON_PAGE_HEADERS);
+    });
+
+    const invalidLink = () =>
+      messagePage(build, 'This link is not valid', 'Check that you opened the whole link you were sent, or ask for a new one.', 'not-found');
 
     app.get('/join/:token', { schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
       pageHeaders(reply, publicUrl);
       const access = await services.participation.resolve(request.params.token);
-      if (!access) {
-        return reply
-          .status(404)
-          .send(messagePage(build, 'This link is not valid', 'Check that you opened the whole link you were sent, or ask for a new one.', 'not-found'));
-      }
+      if (!access) return reply.status(404).send(invalidLink());
       const { room, role } = access;
+      // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
+      pageHeaders(reply, publicUrl, await services.tenants.frameAncestors(room.tenant_id));
       if (room.status === 'closed') {
         return reply.status(410).send(messagePage(build, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed'));
       }
@@ -61,6 +66,9 @@ export const joinRoutes =
         }),
       );
     });
+
+    // A join link mangled on its way (cut, extra path, longer than any token): the same page as an unknown one.
+    app.get('/join/*', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply, publicUrl).status(404).send(invalidLink()));
 
     app.get('/left', { schema: { hide: true } }, async (_request, reply) =>
       pageHeaders(reply, publicUrl).send(messagePage(build, 'You have left the call', 'Thank you. You can close this window now.', 'left')),
@@ -95,7 +103,6 @@ export const joinRoutes =
       if (!asset) return reply.status(404).type('text/plain; charset=utf-8').send('Not found');
       reply
         .header('Cache-Control', 'public, max-age=31536000, immutable')
-        .header('X-Content-Type-Options', 'nosniff')
         .header('Vary', 'Accept-Encoding')
         .type(asset.type);
       if (asset.gzip && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {

@@ -15,7 +15,41 @@ export function jsonForHtml(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-export function pageHeaders(reply: FastifyReply, publicUrl: string): FastifyReply {
+/**
+ * Every other answer of the participant side (feedback JSON, files, errors):
+ * nothing in it runs, nothing embeds it, and join URLs never leak as a referrer.
+ */
+export const NON_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+/**
+ * The call needs camera, microphone and screen capture from its own origin
+ * (inside an integrator's iframe too: the iframe's `allow` attribute delegates
+ * them, and this keeps them to our document); everything else a page could
+ * ask for is switched off.
+ */
+const PERMISSIONS_POLICY = [
+  'camera=(self)',
+  'microphone=(self)',
+  'display-capture=(self)',
+  'fullscreen=(self)',
+  'autoplay=(self)',
+  'geolocation=()',
+  'payment=()',
+  'usb=()',
+  'serial=()',
+  'hid=()',
+  'midi=()',
+].join(', ');
+
+/**
+ * Headers of an HTML page. `frameAncestors`: the origins that may embed it
+ * (the room tenant's setting, already canonical and header-safe); none by default.
+ */
+export function pageHeaders(reply: FastifyReply, publicUrl: string, frameAncestors: readonly string[] = []): FastifyReply {
   const ws = new URL(publicUrl);
   ws.protocol = ws.protocol === 'https:' ? 'wss:' : 'ws:';
   return reply
@@ -30,13 +64,13 @@ export function pageHeaders(reply: FastifyReply, publicUrl: string): FastifyRepl
         `connect-src 'self' ${ws.origin}`,
         "base-uri 'none'",
         "form-action 'self'",
-        "frame-ancestors 'none'",
+        `frame-ancestors ${frameAncestors.length ? frameAncestors.join(' ') : "'none'"}`,
       ].join('; '),
     )
     .header('X-Content-Type-Options', 'nosniff')
     // Join URLs hold tokens: no page may pass them on as a referrer.
     .header('Referrer-Policy', 'no-referrer')
-    .header('Permissions-Policy', 'camera=(self), microphone=(self), display-capture=(self)')
+    .header('Permissions-Policy', PERMISSIONS_POLICY)
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8');
 }
