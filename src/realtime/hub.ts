@@ -110,6 +110,8 @@ function requestIdOf(parsed: ParseResult): string | undefined {
 export function createHub(options: HubOptions) {
   const { participation, bus, clock, log } = options;
   const rooms = new Map<number, LocalRoom>();
+  /** Every open connection, joined or not: a stop must reach those still on the join screen too. */
+  const open = new Set<Session>();
   /** Rooms closed or deleted recently: a join that raced with the close is ejected when it lands. */
   const closedRooms = new Map<number, number>();
   /** Leaves in flight per participant token: a resume waits for them so that it is not undone. */
@@ -205,7 +207,7 @@ export function createHub(options: HubOptions) {
     try {
       joined = await track(participation.join(message));
     } catch (error) {
-      session.state = 'new';
+      if (!session.ended) session.state = 'new';
       if (error instanceof NotFoundError) {
         fail(session, 'not-found', 'This join link is not valid', message.requestId);
         if (++session.failedJoins >= MAX_FAILED_JOINS) endSession(session, CloseCode.notFound, 'too many unknown join links');
@@ -217,7 +219,7 @@ export function createHub(options: HubOptions) {
     }
     const { participant, room, resumed } = joined;
     if (session.ended) {
-      // The socket went away while the database answered.
+      // The socket went away (or the server began to stop) while the database answered.
       await markLeft(participant, session);
       return;
     }
@@ -356,6 +358,7 @@ export function createHub(options: HubOptions) {
         if (session.state === 'new') endSession(session, CloseCode.joinTimeout, 'no join');
       }, options.joinTimeoutMs ?? 15_000);
       session.joinTimer.unref();
+      open.add(session);
       options.observe?.connections(1);
       return {
         onFrame(raw) {
@@ -380,6 +383,7 @@ export function createHub(options: HubOptions) {
         onClose() {
           // The socket's close comes exactly once per connection, whoever ended it.
           options.observe?.connections(-1);
+          open.delete(session);
           if (session.joinTimer) clearTimeout(session.joinTimer);
           const wasEnded = session.ended;
           session.ended = true;
@@ -398,10 +402,14 @@ export function createHub(options: HubOptions) {
       return n;
     },
 
-    /** Graceful stop: tells everyone the server is going away, records their leave, waits for the database. */
+    /**
+     * Graceful stop: tells everyone the server is going away (1001, on which
+     * browsers reconnect and resume elsewhere), records their leave, waits for
+     * the database. A join still in flight is ended the same way when it lands.
+     */
     async shutdown(): Promise<void> {
       unsubscribeEvents();
-      const sessions = [...rooms.values()].flatMap((room) => [...room.sessions]);
+      const sessions = [...open];
       for (const session of sessions) endSession(session, CloseCode.goingAway, 'server restarting');
       await Promise.all(sessions.map((s) => (s.participant ? markLeft(s.participant, s) : undefined)));
       await Promise.allSettled([...pending]);

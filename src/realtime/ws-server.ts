@@ -57,6 +57,10 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       preClose: async () => {
         await hub.shutdown();
         const wss = app.websocketServer;
+        // The going-away close frames are out: let the browsers answer them (a cut socket reads as 1006, an
+        // error), then cut whatever has not, such as a client that never answers.
+        const deadline = Date.now() + 2000;
+        while (wss.clients.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
         for (const client of wss.clients) client.terminate();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
       },

@@ -11,7 +11,7 @@ export interface NodeProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startNode(port: number, env: Record<string, string>): Promise<NodeProcess> {
+export async function startNode(port: number, env: Record<string, string>, readyTimeoutMs = 20_000): Promise<NodeProcess> {
   if (!fs.existsSync('dist/src/main.js')) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
@@ -21,7 +21,7 @@ export async function startNode(port: number, env: Record<string, string>): Prom
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`node on port ${port} exited (${child.exitCode}): ${output}`);
     try {
@@ -31,7 +31,7 @@ export async function startNode(port: number, env: Record<string, string>): Prom
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`node on port ${port} not ready within 20 s: ${output}`);
+      throw new Error(`node on port ${port} not ready within ${readyTimeoutMs / 1000} s: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
