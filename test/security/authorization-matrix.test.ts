@@ -1,0 +1,211 @@
+// The authorization matrix (issue 5 §2, docs/security.md §4): every endpoint x
+// {no token, malformed, revoked, another tenant's instance token, another
+// organization's token, the organization's token, the instance token} answers
+// exactly as documented, and a room that is not yours is indistinguishable
+// from one that does not exist: same status, body and headers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
+
+type Who = 'none' | 'malformed' | 'revoked' | 'otherTenant' | 'otherOrg' | 'ownOrg' | 'instance';
+const EVERYONE: Who[] = ['none', 'malformed', 'revoked', 'otherTenant', 'otherOrg', 'ownOrg', 'instance'];
+
+let ctx: TestContext;
+let tenant: TestTenant;
+let elsewhere: TestTenant;
+const tokens = {} as Record<Who, string | undefined>;
+let ownOrgRoom: string;
+let instanceRoom: string;
+let otherTenantRoom: string;
+
+const MALFORMED = ['Bearer not-a-token', 'Basic dXNlcjpwYXNz', 'Bearer', 'prl_' + 'A'.repeat(43), `Bearer prl_${'A'.repeat(43)}`];
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  tenant = await ctx.tenant();
+  elsewhere = await ctx.tenant();
+  const own = await tenant.organization();
+  const other = await tenant.organization();
+  const revoked = await ctx.services.tenants.issueToken(tenant.id, {});
+  await ctx.services.tenants.revokeToken(revoked.id);
+  Object.assign(tokens, {
+    none: undefined,
+    malformed: 'not-a-token',
+    revoked: revoked.token,
+    otherTenant: elsewhere.instanceToken,
+    otherOrg: other.token,
+    ownOrg: own.token,
+    instance: tenant.instanceToken,
+  });
+  ownOrgRoom = await newRoom(own.token);
+  instanceRoom = await newRoom(tenant.instanceToken);
+  otherTenantRoom = await newRoom(elsewhere.instanceToken);
+  for (const [t, prefix] of [[tenant, 'ours'], [elsewhere, 'theirs']] as const) {
+    await ctx.services.feedback.record({ tenantId: t.id, timezone: 'UTC', roomToken: `${prefix}-room`, participantToken: `${prefix}-p`, rating: 'good', comment: null });
+  }
+});
+afterAll(() => ctx.close());
+
+async function newRoom(token: string): Promise<string> {
+  const res = await ctx.request({ method: 'POST', url: '/api/rooms', token, payload: roomBody() });
+  expect(res.statusCode).toBe(201);
+  return res.json().token;
+}
+
+function call(who: Who, method: string, url: string, payload?: object, headers: Record<string, string> = {}) {
+  const authorization = who === 'malformed' ? 'Bearer not-a-token' : tokens[who] ? `Bearer ${tokens[who]}` : undefined;
+  return ctx.request({ method: method as 'GET', url, payload, headers: { ...(authorization ? { authorization } : {}), ...headers } });
+}
+
+function expectUnauthorized(res: Awaited<ReturnType<typeof call>>) {
+  expect(res.statusCode).toBe(401);
+  expect(res.json()).toEqual({ error: expect.any(String) });
+  expect(res.headers['www-authenticate']).toBe('Bearer');
+}
+
+const roomOps = [
+  { name: 'GET /api/rooms/:token', method: 'GET', path: '', payload: undefined, ok: 200 },
+  { name: 'PUT /api/rooms/:token', method: 'PUT', path: '', payload: roomBody({ name: 'Changed' }), ok: 200 },
+  { name: 'DELETE /api/rooms/:token', method: 'DELETE', path: '', payload: undefined, ok: 204 },
+  { name: 'POST /api/rooms/:token/close', method: 'POST', path: '/close', payload: undefined, ok: 204 },
+  { name: 'PUT /api/rooms/:token/close', method: 'PUT', path: '/close', payload: undefined, ok: 204 },
+  { name: 'PATCH /api/rooms/:token/close', method: 'PATCH', path: '/close', payload: undefined, ok: 204 },
+] as const;
+
+describe('room endpoints x callers (room of the organization)', () => {
+  for (const op of roomOps) {
+    for (const who of EVERYONE) {
+      const expected = { none: 401, malformed: 401, revoked: 401, otherTenant: 404, otherOrg: 404, ownOrg: op.ok, instance: op.ok }[who];
+      it(`${op.name} by ${who}: ${expected}`, async () => {
+        // A fresh room of the organization per cell: deletes and closes must not decide each other's outcome.
+        const room = await newRoom(tokens.ownOrg!);
+        const res = await call(who, op.method, `/api/rooms/${room}${op.path}`, op.payload);
+        if (expected === 401) return expectUnauthorized(res);
+        expect(res.statusCode).toBe(expected);
+        const after = await call('instance', 'GET', `/api/rooms/${room}`);
+        if (expected === 404) {
+          expect(res.json()).toEqual({ error: 'Room not found' });
+          // Untouched.
+          expect(after.json()).toMatchObject({ name: 'Consultation', status: 'active' });
+        } else if (op.method === 'DELETE') {
+          expect(after.statusCode).toBe(404);
+        } else if (op.path === '/close') {
+          expect(after.json().status).toBe('closed');
+        } else if (op.method === 'PUT') {
+          expect(after.json().name).toBe('Changed');
+        }
+      });
+    }
+  }
+});
+
+describe('collection endpoints x callers', () => {
+  for (const who of EVERYONE) {
+    it(`GET /api/rooms by ${who}`, async () => {
+      const res = await call(who, 'GET', '/api/rooms?per_page=100');
+      if (['none', 'malformed', 'revoked'].includes(who)) return expectUnauthorized(res);
+      expect(res.statusCode).toBe(200);
+      const listed = new Set(res.json().rooms.map((r: { token: string }) => r.token));
+      expect(listed.has(ownOrgRoom)).toBe(who === 'ownOrg' || who === 'instance');
+      expect(listed.has(instanceRoom)).toBe(who === 'instance');
+      expect(listed.has(otherTenantRoom)).toBe(who === 'otherTenant');
+      // Nor do the pagination headers count what is not in scope.
+      expect(Number(res.headers['total-count'])).toBe(listed.size);
+    });
+
+    it(`POST /api/rooms by ${who}`, async () => {
+      const res = await call(who, 'POST', '/api/rooms', roomBody({ name: `By ${who}` }));
+      if (['none', 'malformed', 'revoked'].includes(who)) return expectUnauthorized(res);
+      expect(res.statusCode).toBe(201);
+      const created = res.json().token;
+      // The room belongs to the caller's scope: the owning organization and the tenant's instance token see it, nobody else.
+      const seenBy = (viewer: Who) => call(viewer, 'GET', `/api/rooms/${created}`).then((r) => r.statusCode);
+      expect(await seenBy('instance')).toBe(who === 'otherTenant' ? 404 : 200);
+      expect(await seenBy('ownOrg')).toBe(who === 'ownOrg' ? 200 : 404);
+      expect(await seenBy('otherOrg')).toBe(who === 'otherOrg' ? 200 : 404);
+      expect(await seenBy('otherTenant')).toBe(who === 'otherTenant' ? 200 : 404);
+    });
+
+    for (const url of ['/api/room_feedbacks', '/api/room_feedbacks/summary']) {
+      it(`GET ${url} by ${who}`, async () => {
+        const res = await call(who, 'GET', url);
+        if (['none', 'malformed', 'revoked'].includes(who)) return expectUnauthorized(res);
+        if (who === 'ownOrg' || who === 'otherOrg') {
+          expect(res.statusCode).toBe(403);
+          expect(res.json()).toEqual({ error: expect.any(String) });
+          return;
+        }
+        expect(res.statusCode).toBe(200);
+        const body = res.json();
+        if (url.endsWith('summary')) expect(body).toMatchObject({ total: 1, good: 1 });
+        else expect(body.room_feedbacks.map((f: { room_token: string }) => f.room_token)).toEqual([who === 'instance' ? 'ours-room' : 'theirs-room']);
+      });
+    }
+  }
+
+  it('refuses every malformed Authorization header with 401', async () => {
+    for (const header of MALFORMED) {
+      expectUnauthorized(await ctx.request({ method: 'GET', url: '/api/rooms', headers: { authorization: header } }));
+    }
+  });
+});
+
+describe('admin API x callers', () => {
+  const adminCalls = [
+    ['GET', '/admin/tenants'],
+    ['POST', '/admin/tenants'],
+    ['POST', '/admin/tenants/{t}/tokens'],
+    ['POST', '/admin/tenants/{t}/organizations'],
+    ['PUT', '/admin/tenants/{t}/features/permanent_rooms'],
+    ['DELETE', '/admin/tokens/00000000-0000-0000-0000-000000000001'],
+  ] as const;
+  for (const [method, pattern] of adminCalls) {
+    it(`${method} ${pattern}: 401 for every API token, answered for the admin token`, async () => {
+      const url = pattern.replace('{t}', tenant.id);
+      const payload = method === 'GET' || method === 'DELETE' ? undefined : pattern.includes('features') ? { enabled: false } : { name: 'Matrix' };
+      for (const who of EVERYONE) expectUnauthorized(await call(who, method, url, payload));
+      const admin = await ctx.request({ method, url, payload, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect([200, 201, 404]).toContain(admin.statusCode);
+    });
+  }
+});
+
+describe('"not yours" is indistinguishable from "does not exist"', () => {
+  const VOLATILE = new Set(['date', 'ratelimit-remaining', 'ratelimit-reset']);
+  const comparable = (res: Awaited<ReturnType<typeof call>>) => ({
+    status: res.statusCode,
+    body: res.body,
+    headers: Object.fromEntries(Object.entries(res.headers).filter(([name]) => !VOLATILE.has(name))),
+  });
+
+  for (const who of ['otherOrg', 'otherTenant'] as const) {
+    for (const op of roomOps) {
+      for (const ifMatch of [undefined, '"1"', '"999"']) {
+        it(`${op.name} by ${who}${ifMatch ? ` with If-Match ${ifMatch}` : ''}`, async () => {
+          const missing = 'Z'.repeat(22);
+          const theirs = await call(who, op.method, `/api/rooms/${ownOrgRoom}${op.path}`, op.payload, ifMatch ? { 'if-match': ifMatch } : {});
+          const nobodys = await call(who, op.method, `/api/rooms/${missing}${op.path}`, op.payload, ifMatch ? { 'if-match': ifMatch } : {});
+          expect(theirs.statusCode).toBe(404);
+          expect(comparable(theirs)).toEqual(comparable(nobodys));
+          // The rate headers are in both and count the two alike (one request each; the bucket may refill one in between).
+          expect(Math.abs(Number(theirs.headers['ratelimit-remaining']) - 1 - Number(nobodys.headers['ratelimit-remaining']))).toBeLessThanOrEqual(1);
+        });
+      }
+    }
+  }
+
+  it('takes the same time: medians of interleaved requests within 25% (or 0.5 ms)', async () => {
+    const missing = 'Y'.repeat(22);
+    const timesOf = { theirs: [] as number[], nobodys: [] as number[] };
+    for (let i = 0; i < 150; i++) {
+      for (const [key, token] of (i % 2 ? [['theirs', ownOrgRoom], ['nobodys', missing]] : [['nobodys', missing], ['theirs', ownOrgRoom]]) as ['theirs' | 'nobodys', string][]) {
+        const started = process.hrtime.bigint();
+        await call('otherOrg', 'GET', `/api/rooms/${token}`);
+        timesOf[key].push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const [a, b] = [median(timesOf.theirs), median(timesOf.nobodys)];
+    console.log('timing', JSON.stringify({ db: process.env.TEST_DB ?? 'pglite', notYoursMs: +a.toFixed(3), doesNotExistMs: +b.toFixed(3) }));
+    expect(Math.abs(a - b)).toBeLessThan(Math.max(0.25 * Math.min(a, b), 0.5));
+  }, 60_000);
+});
