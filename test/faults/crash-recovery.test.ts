@@ -1,0 +1,110 @@
+// kill -9 of the server in the middle of a load of creates (issue 5 §6,
+// docs/security.md §5): on restart every acknowledged room is there, retries
+// of the unanswered creates with their Idempotency-Key make no duplicates, the
+// data still reads and writes, and (embedded database) the lock file the dead
+// process left does not block the restart.
+// Follows TEST_DB: PGlite in a temporary DATA_DIR, or a fresh PostgreSQL database.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresDatabase, testDb } from '../helpers/database.js';
+import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+
+const LOAD_CLIENTS = 4;
+const KILL_AFTER_MS = 1_200;
+
+let dataDir: string | null = null;
+let dropDatabase: (() => Promise<void>) | null = null;
+let server: ServerProcess | undefined;
+
+afterAll(async () => {
+  await stopServerProcess(server);
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase?.();
+});
+
+async function databaseEnv(): Promise<Record<string, string>> {
+  if (testDb === 'postgres') {
+    const database = await createPostgresDatabase();
+    dropDatabase = database.drop;
+    return { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '0' };
+  }
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-crash-'));
+  return { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0' };
+}
+
+const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
+
+describe(`kill -9 under load (${testDb})`, () => {
+  it('loses no acknowledged room, duplicates none on retry, and restarts cleanly', { timeout: 120_000 }, async () => {
+    const env = await databaseEnv();
+    server = await startServerProcess(env);
+    const { token } = await adminTenantToken(server.url);
+    const headers = (key: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key });
+
+    const acked = new Map<string, string>(); // key -> room token
+    const unanswered: string[] = [];
+    let n = 0;
+    let killed = false;
+    const client = async (id: number) => {
+      while (!killed) {
+        const key = `crash-${id}-${++n}`;
+        try {
+          const res = await fetch(`${server!.url}/api/rooms`, { method: 'POST', headers: headers(key), body: body(key), signal: AbortSignal.timeout(10_000) });
+          expect(res.status).toBe(201);
+          acked.set(key, (await res.json()).token);
+        } catch (error) {
+          if (!killed) throw error;
+          unanswered.push(key);
+        }
+      }
+    };
+    const load = Promise.all(Array.from({ length: LOAD_CLIENTS }, (_, i) => client(i)));
+    await new Promise((r) => setTimeout(r, KILL_AFTER_MS));
+    const pid = server.child.pid!;
+    killed = true;
+    server.child.kill('SIGKILL');
+    await load;
+    expect((await waitForExit(server, 10_000)).signal).toBe('SIGKILL');
+    expect(acked.size).toBeGreaterThan(5);
+    if (dataDir) expect(fs.readFileSync(path.join(dataDir, 'parley.lock'), 'utf8')).toBe(String(pid));
+
+    // Restart on the same data: the stale lock is taken over, and the data is all there.
+    server = await startServerProcess(env);
+    const auth = { authorization: `Bearer ${token}` };
+    for (const [key, room] of acked) {
+      const res = await fetch(`${server.url}/api/rooms/${room}`, { headers: auth });
+      expect(res.status, key).toBe(200);
+      expect((await res.json()).name).toBe(key);
+    }
+    // An acknowledged create retried after the crash gets its room back, not a second one.
+    const [someKey, someRoom] = [...acked][0]!;
+    const replay = await fetch(`${server.url}/api/rooms`, { method: 'POST', headers: headers(someKey), body: body(someKey) });
+    expect(replay.status).toBe(201);
+    expect((await replay.json()).token).toBe(someRoom);
+    // The creates that got no answer: retried with their keys, each makes (or finds) exactly one room.
+    for (const key of unanswered) {
+      const res = await fetch(`${server.url}/api/rooms`, { method: 'POST', headers: headers(key), body: body(key) });
+      expect(res.status).toBe(201);
+    }
+    const all = await (await fetch(`${server.url}/api/rooms?per_page=100`, { headers: auth })).json();
+    const total = Number((await fetch(`${server.url}/api/rooms?per_page=1`, { headers: auth })).headers.get('total-count'));
+    expect(total).toBe(acked.size + unanswered.length);
+    const names = new Set<string>();
+    for (let page = 1; page <= Math.ceil(total / 100); page++) {
+      const res = await (await fetch(`${server.url}/api/rooms?per_page=100&page=${page}`, { headers: auth })).json();
+      for (const room of res.rooms) names.add(room.name);
+    }
+    expect(names.size).toBe(total);
+    expect(all.rooms.length).toBe(Math.min(total, 100));
+    // Still writable: the database is not left half-broken.
+    const fresh = await fetch(`${server.url}/api/rooms`, { method: 'POST', headers: headers('after-restart'), body: body('after-restart') });
+    expect(fresh.status).toBe(201);
+
+    server.child.kill('SIGTERM');
+    expect((await waitForExit(server, 20_000)).code).toBe(0);
+    if (dataDir) expect(fs.existsSync(path.join(dataDir, 'parley.lock'))).toBe(false);
+    console.log('crash-recovery', JSON.stringify({ db: testDb, acknowledged: acked.size, unanswered: unanswered.length }));
+  });
+});
