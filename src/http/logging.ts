@@ -2,6 +2,7 @@
 // redacted wherever they appear; request lines carry route patterns, not URLs.
 import type { FastifyServerOptions } from 'fastify';
 import pino from 'pino';
+import { errorForLog } from './log-errors.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -20,6 +21,8 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Fa
   return {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // Database errors quote parameter values (tokens among them): logged without their text (log-errors.ts).
+    serializers: { err: errorForLog },
     // stdout written asynchronously: pino's default is one blocking write per
     // line, which cost a request line ~6% of the server's CPU (bench/README.md).
     // Lines still go out as soon as the previous write is done (no minimum

@@ -26,11 +26,15 @@ export interface RealtimeServer {
   close(): Promise<void>;
 }
 
-export async function startRealtimeServer(env: Record<string, string> = {}, build: WebBuild | null = null): Promise<RealtimeServer> {
+export async function startRealtimeServer(
+  env: Record<string, string> = {},
+  build: WebBuild | null = null,
+  options: { logStream?: NodeJS.WritableStream } = {},
+): Promise<RealtimeServer> {
   const database = await openTestDatabase();
   const config = loadConfig({ PUBLIC_URL: ORIGIN, LOG_LEVEL: 'warn', HEARTBEAT_INTERVAL_SECONDS: '1', ...env });
   const services = createServices({ database, config });
-  const app = await buildApp({ services, plugins: [joinRoutes(services, build), realtimePlugin({ services })] });
+  const app = await buildApp({ services, logStream: options.logStream, plugins: [joinRoutes(services, build), realtimePlugin({ services })] });
   await app.listen({ port: 0, host: '127.0.0.1' });
   await services.participation.registerNode();
   const address = app.server.address() as { port: number };

@@ -141,8 +141,8 @@ describe('a receiver that stops reading', () => {
 });
 
 describe('feedback', () => {
-  async function participant(roomToken?: string) {
-    const room = roomToken ? { guest_token: roomToken } : await server.createRoom();
+  async function participant(existing?: Record<string, any>) {
+    const room = existing ?? (await server.createRoom());
     const client = await server.connect();
     const joined = await client.join(room.guest_token, 'Pat');
     return { client, joined, room };
@@ -178,13 +178,13 @@ describe('feedback', () => {
     );
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, ...Array(9).fill(409)]);
     p.client.terminate();
-    await eventually(async () => (await server.getRoom((await server.services.participation.resolve(p.room.guest_token))!.room.token)).current_participants.length === 0, 3000, 'drop noticed');
+    await eventually(async () => (await server.getRoom(p.room.token)).current_participants.length === 0, 3000, 'drop noticed');
     const again = await server.connect();
     const resumed = await again.join(p.room.guest_token, 'Pat', p.joined.participantToken);
     expect(resumed.resumed).toBe(true);
     expect((await post({ participant_token: resumed.participantToken, rating: 'good' })).statusCode).toBe(409);
     // Another join from the same link is another session, with its own feedback.
-    const other = await participant(p.room.guest_token);
+    const other = await participant(p.room);
     expect((await post({ participant_token: other.joined.participantToken, rating: 'good' })).statusCode).toBe(201);
   });
 });

@@ -20,7 +20,6 @@ interface Member {
 
 interface TargetRoom {
   room: Record<string, any>;
-  roomId: number;
   /** Stays in the room the whole run: receives what the fuzzing client relays. */
   partner: Member;
 }
@@ -42,8 +41,7 @@ beforeAll(async () => {
   rooms = [];
   for (const settings of [{}, { enable_chat: false, enable_screenshare: false, enable_invites: false }]) {
     const room = await server.createRoom({ name: 'Room A', ...settings });
-    const { id: roomId } = (await server.services.participation.resolve(room.guest_token))!.room;
-    rooms.push({ room, roomId, partner: await member(room.guest_token, 'Partner') });
+    rooms.push({ room, partner: await member(room.guest_token, 'Partner') });
   }
   const roomB = await server.createRoom({ name: 'Room B' });
   observer = await member(roomB.guest_token, 'Observer');
@@ -256,7 +254,7 @@ async function runSession(target: TargetRoom, joinAs: 'host' | 'guest' | null, f
   } finally {
     client.terminate();
     // The fuzzing participant's leave is recorded before the next session, so the room never fills up.
-    await eventually(async () => (await server.services.participation.peers(target.roomId)).length === 1, 5_000, 'fuzzer left');
+    await eventually(async () => (await server.getRoom(target.room.token)).current_participants.length === 1, 5_000, 'fuzzer left');
   }
 }
 
