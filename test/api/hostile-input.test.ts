@@ -240,9 +240,9 @@ describe('paths', () => {
     }
   });
 
-  it('bad percent-encoding in the path is 400 {error}', async () => {
-    expectError(await ctx.request({ method: 'GET', url: '/api/rooms/%E0%A4%A', token: tenant.instanceToken }), 400);
-    expectError(await ctx.request({ method: 'GET', url: '/api/rooms/%', token: tenant.instanceToken }), 400);
+  it('bad percent-encoding in the path is 400 on url', async () => {
+    expectFieldErrors(await ctx.request({ method: 'GET', url: '/api/rooms/%E0%A4%A', token: tenant.instanceToken }), { url: 'invalid' });
+    expectFieldErrors(await ctx.request({ method: 'GET', url: '/api/rooms/%', token: tenant.instanceToken }), { url: 'invalid' });
   });
 
   it('unknown paths and methods are 404 {error}', async () => {
