@@ -8,7 +8,7 @@ import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
-import { closeQuietConnectionsOnClose } from './hooks/quiet-connections.js';
+import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { loggerOptions } from './logging.js';
@@ -49,7 +49,8 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     frameworkErrors: frameworkErrorHandler,
     // Requests Node's parser refuses still get the interface's error shapes.
     clientErrorHandler,
-    return503OnClosing: true,
+    // Requests arriving while the server stops get 503 {error} from hooks/graceful-close.ts instead.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -69,7 +70,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   );
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
   app.addHook('onRequest', apiSecurityHeaders);
-  closeQuietConnectionsOnClose(app);
+  gracefulClose(app);
   answerUnmetExpectations(app.server);
 
   // One line per response, with the route pattern instead of the URL: URLs

@@ -1,15 +1,23 @@
-// Graceful stop without waiting on silent clients. On close, Node's HTTP
-// server ends idle keep-alive connections but keeps one that was opened and
-// has not sent a request yet until headersTimeout (60 s): one such client (a
-// browser's pre-connect, a pool's spare socket, a port scan) would hold a
-// SIGTERM past main.ts's hard limit, and the process would exit 1. Here, right
-// before the server stops listening, every connection with no request in
-// progress is closed; requests in progress still run to their answer, and
-// WebSocket connections are left to the realtime server's own goodbye.
+// Graceful stop (SIGTERM): requests in progress run to their answer; nothing
+// else holds the process.
+//
+// - Node's server.close() ends the keep-alive connections idle at that moment,
+//   and no other: one opened without a request yet is kept until headersTimeout
+//   (60 s), and one whose request was in progress stays open after its answer
+//   until keepAliveTimeout (72 s). Either would hold a SIGTERM past main.ts's
+//   hard limit, and the process would exit 1. So right before the server stops
+//   listening, every connection with no request in progress is closed, and
+//   from then on each connection is closed after its last answer (which says
+//   Connection: close). WebSocket connections are left to the realtime
+//   server's own goodbye.
+// - A request that arrives on a kept-alive connection while the server stops
+//   gets 503 {error} with Retry-After and Connection: close (Fastify's own 503
+//   has another body shape), so the client retries it elsewhere.
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
+export function gracefulClose(app: FastifyInstance): void {
+  let closing = false;
   const open = new Set<Socket>();
   const inProgress = new WeakMap<Socket, number>();
   app.server.on('connection', (socket: Socket) => {
@@ -19,10 +27,27 @@ export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
   app.server.on('request', (request, response) => {
     const socket = request.socket;
     inProgress.set(socket, (inProgress.get(socket) ?? 0) + 1);
-    response.once('close', () => inProgress.set(socket, (inProgress.get(socket) ?? 1) - 1));
+    response.once('close', () => {
+      const left = (inProgress.get(socket) ?? 1) - 1;
+      inProgress.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
   });
   app.server.on('upgrade', (request) => inProgress.set(request.socket, Infinity));
+
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close');
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    return reply
+      .status(503)
+      .header('Retry-After', '1')
+      .header('Connection', 'close')
+      .send({ error: 'The server is restarting, retry shortly' });
+  });
   app.addHook('preClose', async () => {
+    closing = true;
     for (const socket of open) if (!inProgress.get(socket)) socket.destroy();
   });
 }

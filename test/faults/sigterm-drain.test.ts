@@ -1,0 +1,118 @@
+// SIGTERM under load (issue 5 §6, docs/security.md §5): the requests the
+// server is working on when the signal comes are answered, later ones get a
+// clean 503 {error} or a closed connection (a request still unread on an idle
+// keep-alive connection is one of those: HTTP lets a server close such a
+// connection, and the client retries with its Idempotency-Key), nothing
+// acknowledged is lost, and the process exits 0 well within main.ts's hard limit.
+// Follows TEST_DB: PGlite in a temporary DATA_DIR, or a fresh PostgreSQL database.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresDatabase, testDb } from '../helpers/database.js';
+import { adminTenantToken, parseLine, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+
+const BURST = 40;
+
+let dataDir: string | null = null;
+let dropDatabase: (() => Promise<void>) | null = null;
+let server: ServerProcess | undefined;
+
+afterAll(async () => {
+  await stopServerProcess(server);
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropDatabase?.();
+});
+
+async function databaseEnv(): Promise<Record<string, string>> {
+  if (testDb === 'postgres') {
+    const database = await createPostgresDatabase();
+    dropDatabase = database.drop;
+    return { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '0' };
+  }
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-sigterm-'));
+  return { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0' };
+}
+
+const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
+
+describe(`SIGTERM under load (${testDb})`, () => {
+  it('answers the requests in progress, refuses the rest cleanly, loses nothing, exits 0', { timeout: 120_000 }, async () => {
+    const env = await databaseEnv();
+    server = await startServerProcess(env);
+    const { token } = await adminTenantToken(server.url);
+    const headers = (key: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key });
+
+    // A client that opened a connection and said nothing: it must not hold the stop.
+    const silent = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    silent.on('error', () => {});
+
+    type Result = { key: string; status?: number; body?: unknown; error?: string; answeredAt?: number };
+    const results: Result[] = [];
+    const send = async (key: string) => {
+      const result: Result = { key };
+      results.push(result);
+      try {
+        const res = await fetch(`${server!.url}/api/rooms`, { method: 'POST', headers: headers(key), body: body(key), signal: AbortSignal.timeout(15_000) });
+        result.status = res.status;
+        result.body = await res.json();
+      } catch (error) {
+        result.error = String((error as { cause?: { code?: string } }).cause?.code ?? error);
+      }
+      result.answeredAt = Date.now();
+    };
+    // Open the connections first (as a busy client's pool has them), so that the burst is on the server, not in a handshake.
+    await Promise.all(Array.from({ length: BURST }, () => fetch(`${server!.url}/healthz`).then((r) => r.text())));
+    // A burst in flight, then the signal while the server works through it, then more requests after it.
+    const burst = Array.from({ length: BURST }, (_, i) => send(`before-${i}`));
+    await new Promise((r) => setTimeout(r, 50));
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+    const after = Array.from({ length: 10 }, (_, i) => new Promise((r) => setTimeout(r, 5 * i)).then(() => send(`after-${i}`)));
+    await Promise.all([...burst, ...after]);
+    const exit = await waitForExit(server, 14_000).catch((error) => {
+      // What the server said besides request lines, to see what held it.
+      console.log(server!.output.filter((line) => !line.includes('"msg":"request"')).join('\n'));
+      throw error;
+    });
+    const stoppedIn = Date.now() - signalledAt;
+
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(server.output.map(parseLine).some((line) => line?.msg === 'stopping: draining connections')).toBe(true);
+    // Every answer is a created room or a clean refusal; nothing else.
+    for (const r of results) {
+      if (r.status !== undefined) {
+        expect([201, 503], r.key).toContain(r.status);
+        if (r.status === 503) expect(r.body).toEqual({ error: expect.any(String) });
+      } else {
+        expect(r.error, r.key).toMatch(/ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|other side closed|fetch failed/);
+      }
+    }
+    // The server drained: requests of the burst were still answered after the signal.
+    const drained = results.filter((r) => r.key.startsWith('before-') && r.status === 201 && r.answeredAt! > signalledAt);
+    expect(drained.length).toBeGreaterThan(0);
+
+    // Restart: every acknowledged room is there; the others, retried with their key, make one room each.
+    server = await startServerProcess(env);
+    const auth = { authorization: `Bearer ${token}` };
+    const acknowledged = results.filter((r) => r.status === 201);
+    for (const r of acknowledged) {
+      const res = await fetch(`${server.url}/api/rooms/${(r.body as { token: string }).token}`, { headers: auth });
+      expect(res.status, r.key).toBe(200);
+    }
+    // Nor did the server work on any of them unanswered: a retry with the key is a new room, never a replay
+    // (a request the server had started before the signal was answered, not cut).
+    for (const r of results.filter((x) => x.status !== 201)) {
+      const res = await fetch(`${server.url}/api/rooms`, { method: 'POST', headers: headers(r.key), body: body(r.key) });
+      expect(res.status).toBe(201);
+      expect(res.headers.get('idempotent-replayed'), r.key).toBeNull();
+    }
+    const total = Number((await fetch(`${server.url}/api/rooms?per_page=1`, { headers: auth })).headers.get('total-count'));
+    expect(total).toBe(results.length);
+    const outcomes: Record<string, number> = {};
+    for (const r of results) outcomes[r.status ?? r.error!] = (outcomes[r.status ?? r.error!] ?? 0) + 1;
+    console.log('sigterm-drain', JSON.stringify({ db: testDb, outcomes, stoppedInMs: stoppedIn, drainedAfterSignal: drained.length, acknowledged: acknowledged.length, refused: results.length - acknowledged.length }));
+    silent.destroy();
+  });
+});
