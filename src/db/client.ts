@@ -72,6 +72,12 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', () => {});
+  // A client checked out but between two statements (inside a transaction)
+  // has no query to fail when the server goes away, so pg emits 'error' on the
+  // client itself, and with no listener that crashes the process (found by
+  // test/faults/postgres-outage.test.ts). Its next statement fails instead (a
+  // 503), and the pool drops the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
