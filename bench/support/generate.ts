@@ -96,9 +96,9 @@ export async function generateFeedback(client: pg.Client, plans: FeedbackPlan[],
         await client.query(
           `insert into room_feedbacks (tenant_id, room_token, participant_token, rating, feedback, local_day, created_at)
            select $1::uuid, md5($1 || ':r' || (g / 3)), md5($1 || ':p' || g),
-             (array['good', 'good', 'good', 'neutral', 'bad'])[1 + (g * 7919) % 5],
+             (array['good', 'good', 'good', 'neutral', 'bad'])[1 + ((g::bigint * 7919) % 5)::int],
              case when g % 4 = 0 then 'Comment number ' || g end,
-             d.day, d.day + make_interval(secs => (g * 37) % 86400)
+             d.day, d.day + make_interval(secs => (g::bigint * 37) % 86400)
            from generate_series($2::int, $3::int) as g
            cross join lateral (select $4::date + ((g - 1)::bigint * $5 / $6)::int as day) as d`,
           [plan.tenantId, plan.from + start + 1, plan.from + end, plan.firstDay, plan.days, plan.from + plan.count],
