@@ -37,7 +37,7 @@ async function databaseEnv(): Promise<Record<string, string>> {
 const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
 
 describe(`kill -9 under load (${testDb})`, () => {
-  it('loses no acknowledged room, duplicates none on retry, and restarts cleanly', { timeout: 120_000 }, async () => {
+  it('loses no acknowledged room, duplicates none on retry, and restarts cleanly', { timeout: 240_000 }, async () => {
     const env = await databaseEnv();
     server = await startServerProcess(env);
     const { token } = await adminTenantToken(server.url);

@@ -22,7 +22,7 @@ export interface ServerProcess {
 }
 
 /** Starts the server on a free port and resolves once it listens (or rejects with its output). */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const child = spawn(process.execPath, [MAIN], {
     cwd: root,

@@ -38,7 +38,7 @@ async function databaseEnv(): Promise<Record<string, string>> {
 const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
 
 describe(`SIGTERM under load (${testDb})`, () => {
-  it('answers the requests in progress, refuses the rest cleanly, loses nothing, exits 0', { timeout: 120_000 }, async () => {
+  it('answers the requests in progress, refuses the rest cleanly, loses nothing, exits 0', { timeout: 240_000 }, async () => {
     const env = await databaseEnv();
     server = await startServerProcess(env);
     const { token } = await adminTenantToken(server.url);
