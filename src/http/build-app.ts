@@ -49,7 +49,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     frameworkErrors: frameworkErrorHandler,
     // Requests Node's parser refuses still get the interface's error shapes.
     clientErrorHandler,
-    // Requests arriving while the server stops get 503 {error} from hooks/graceful-close.ts instead.
+    // A request parsed just before the stop is served, then its connection closed (hooks/graceful-close.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -10,9 +10,10 @@
 //   from then on each connection is closed after its last answer (which says
 //   Connection: close). WebSocket connections are left to the realtime
 //   server's own goodbye.
-// - A request that arrives on a kept-alive connection while the server stops
-//   gets 503 {error} with Retry-After and Connection: close (Fastify's own 503
-//   has another body shape), so the client retries it elsewhere.
+// - A request that still reaches the app while it stops (parsed just before
+//   the stop) is served like any other: the database closes only after the
+//   last connection has. (Fastify's return503OnClosing would answer it with
+//   its own body shape instead; it is off.)
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
@@ -37,14 +38,6 @@ export function gracefulClose(app: FastifyInstance): void {
 
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('Connection', 'close');
-  });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
-    return reply
-      .status(503)
-      .header('Retry-After', '1')
-      .header('Connection', 'close')
-      .send({ error: 'The server is restarting, retry shortly' });
   });
   app.addHook('preClose', async () => {
     closing = true;
