@@ -237,9 +237,8 @@ export function createHub(options: HubOptions) {
     if (resumed) publish(session, participant.peerId, { type: 'session-replaced' });
     const self = { id: participant.peerId, name: participant.name, role: participant.role };
     publish(session, null, { type: 'peer-joined', peer: self });
-    const peers = (await participation.peers(room.id))
-      .filter((p) => p.token !== participant.token)
-      .map((p) => ({ id: p.peerId, name: p.name, role: p.role }));
+    // Read in the join's transaction, after the room's row was locked: no second query before the reply.
+    const peers = joined.peers.map((p) => ({ id: p.peerId, name: p.name, role: p.role }));
     log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
     reply(session, {
       type: 'joined',

@@ -6,6 +6,7 @@ import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { startCall } from './in-call.js';
 import { showPrejoin } from './prejoin.js';
+import { signalingUrl, warmSocket } from './signaling.js';
 
 function message(root: Element, title: string, text: string, testId?: string, next?: string) {
   show(
@@ -24,6 +25,7 @@ function message(root: Element, title: string, text: string, testId?: string, ne
 async function main() {
   const root = document.getElementById('app')!;
   const data = JSON.parse(document.getElementById('parley-data')!.textContent!) as JoinPageData;
+  const warm = warmSocket(signalingUrl());
   const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName: data.displayName });
   startCall({
     root,
@@ -31,6 +33,7 @@ async function main() {
     roomName: data.roomName,
     name,
     stream: media.stream,
+    socket: warm.take(),
     onEnd: ({ kind, joined, message: text, code }) => {
       const returnUrl = joined?.returnUrl;
       if (kind === 'refused') {

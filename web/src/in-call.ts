@@ -6,7 +6,7 @@ import { h, show } from './dom.js';
 import { bindMeter } from './meter.js';
 import { stopStream } from './media.js';
 import { Mesh } from './mesh.js';
-import { Signaling } from './signaling.js';
+import { Signaling, signalingUrl } from './signaling.js';
 
 type Joined = Extract<ServerMessage, { type: 'joined' }>;
 
@@ -16,6 +16,8 @@ export interface CallOptions {
   roomName: string;
   name: string;
   stream: MediaStream;
+  /** A signaling connection opened ahead (warmSocket), if one is usable. */
+  socket: WebSocket | null;
   /** The call is over for this participant: what to show next. */
   onEnd(end: { kind: 'left' | 'closed' | 'deleted' | 'replaced' | 'refused'; joined: Joined | null; message?: string; code?: string }): void;
 }
@@ -116,7 +118,7 @@ export function startCall(options: CallOptions): void {
   }
 
   // ---- peers and media ----
-  const signaling = new Signaling(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, {
+  const signaling = new Signaling(signalingUrl(), {
     onOpen: () => void join(),
     onDown: () => {
       status.textContent = 'Connection lost. Reconnecting\u2026';
@@ -385,5 +387,5 @@ export function startCall(options: CallOptions): void {
   }
 
   renderControls();
-  signaling.connect();
+  signaling.connect(options.socket);
 }

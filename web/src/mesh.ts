@@ -24,24 +24,26 @@ class Peer {
   ) {
     this.polite = selfId > id;
     this.pc = new RTCPeerConnection(rtcConfig);
-    this.pc.onnegotiationneeded = async () => {
-      try {
-        this.makingOffer = true;
-        await this.pc.setLocalDescription();
-        const d = this.pc.localDescription!;
-        this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
-      } catch {
-        // A newer negotiation supersedes this one.
-      } finally {
-        this.makingOffer = false;
-      }
-    };
+    this.pc.onnegotiationneeded = () => void this.offer();
     this.pc.onicecandidate = ({ candidate }) => this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
     this.pc.onconnectionstatechange = () => {
       if (this.pc.connectionState === 'failed') this.pc.restartIce();
       this.events.onState(this.id, this.pc.connectionState);
     };
+  }
+
+  async offer(): Promise<void> {
+    try {
+      this.makingOffer = true;
+      await this.pc.setLocalDescription();
+      const d = this.pc.localDescription!;
+      this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
+    } catch {
+      // A newer negotiation supersedes this one.
+    } finally {
+      this.makingOffer = false;
+    }
   }
 
   async handle(data: SignalData): Promise<void> {
@@ -95,6 +97,10 @@ export class Mesh {
       peer.pc.addTransceiver('video', { direction: 'recvonly' });
     }
     this.peers.set(id, peer);
+    // The caller offers now rather than in a later task (negotiationneeded): the
+    // offer is already on the operations chain when that task runs, so it does not
+    // fire again (W3C WebRTC 1.0, "update the negotiation-needed flag").
+    if (initiate) void peer.offer();
     return peer;
   }
 

@@ -30,15 +30,17 @@ export class Signaling {
     private readonly events: SignalingEvents,
   ) {}
 
-  connect(): void {
-    const socket = new WebSocket(this.url);
+  /** Connects, or takes over `socket` (opened ahead by warmSocket) while it is still usable. */
+  connect(socket: WebSocket | null = null): void {
+    if (!socket || socket.readyState > WebSocket.OPEN) socket = new WebSocket(this.url);
     this.socket = socket;
-    socket.onopen = () => {
+    const opened = () => {
       this.attempts = 0;
       const reconnect = this.opened;
       this.opened = true;
       this.events.onOpen(reconnect);
     };
+    socket.onopen = opened;
     socket.onmessage = (event) => {
       const message = JSON.parse(String(event.data)) as ServerMessage;
       if ('requestId' in message && message.requestId && this.pending.has(message.requestId)) {
@@ -65,6 +67,7 @@ export class Signaling {
       const delay = Math.min(3000, 250 * 2 ** this.attempts++);
       setTimeout(() => this.connect(), delay);
     };
+    if (socket.readyState === WebSocket.OPEN) opened();
   }
 
   request(message: Body<Extract<ClientMessage, { requestId: string }>>, timeoutMs = 10_000): Promise<Reply> {
@@ -90,4 +93,40 @@ export class Signaling {
     this.stopped = true;
     this.socket?.close(1000);
   }
+}
+
+/** The signaling endpoint of the server that served the page. */
+export function signalingUrl(): string {
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+}
+
+/**
+ * A signaling connection opened while the join screen shows, so that Join
+ * does not wait for the TCP and WebSocket handshakes (bench/README.md,
+ * browser). The server closes a connection that has not joined within 15 s
+ * (4003); a new one replaces it, so one is always ready. take() hands the
+ * socket over (null when none is usable) and stops replacing it.
+ */
+export function warmSocket(url: string): { take(): WebSocket | null } {
+  let socket: WebSocket | null = null;
+  let taken = false;
+  const open = () => {
+    const current = new WebSocket(url);
+    let wasOpen = false;
+    current.onopen = () => {
+      wasOpen = true;
+    };
+    // Replaced at once after the server's idle close; after a failure (server down), in a few seconds.
+    current.onclose = () => {
+      if (!taken) setTimeout(open, wasOpen ? 0 : 3000);
+    };
+    socket = current;
+  };
+  open();
+  return {
+    take() {
+      taken = true;
+      return socket && socket.readyState <= WebSocket.OPEN ? socket : null;
+    },
+  };
 }

@@ -2,7 +2,7 @@
 // truth about who is in a call, so that every node of a cluster agrees.
 // Joins and leaves of a room lock the room's row first: two last participants
 // leaving at once cannot both miss that the room became empty.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole, ParticipantsTable } from '../../db/schema.js';
 import type { RoomRow } from '../rooms/rooms.repo.js';
@@ -11,10 +11,21 @@ export type ParticipantRow = Selectable<ParticipantsTable>;
 
 type Tx = Parameters<Parameters<ReturnType<Db['transaction']>['execute']>[0]>[0];
 
-export type JoinOutcome = { ok: true; room: RoomRow; participant: ParticipantRow } | { ok: false; reason: 'closed' | 'full' | 'expired' };
+/** A new participant's row, without what the repository fills in (room, times). */
+export type NewParticipant = Omit<ParticipantRow, 'left_at' | 'room_id' | 'joined_at'>;
+
+/** `peers`: the others connected to the room at that moment, oldest first. */
+export type JoinOutcome =
+  | { ok: true; room: RoomRow; participant: ParticipantRow; peers: ParticipantRow[] }
+  | { ok: false; reason: 'not-found' | 'closed' | 'full' | 'expired' };
+
+/** The room a join token opens: host access, guest access, or an extra guest (or invite) token. */
+function opensRoom(token: string): RawBuilder<boolean> {
+  return sql<boolean>`(access_token = ${token} or guest_token = ${token} or id in (select room_id from room_guest_tokens where token = ${token}))`;
+}
 
 /** Starts the room (or keeps it started) and locks its row; null when closed or gone. */
-async function startRoom(tx: Tx, roomId: number, now: Date): Promise<RoomRow | null> {
+async function startRoom(tx: Tx, which: RawBuilder<boolean>, now: Date): Promise<RoomRow | null> {
   const row = await sql<RoomRow>`
     update rooms set
       status = 'started',
@@ -23,19 +34,14 @@ async function startRoom(tx: Tx, roomId: number, now: Date): Promise<RoomRow | n
       emptied_at = null,
       updated_at = case when status = 'started' then updated_at else ${now} end,
       cleanup_base_at = greatest(cleanup_base_at, ${now})
-    where id = ${roomId} and status <> 'closed'
+    where ${which} and status <> 'closed'
     returning *`.execute(tx);
   return row.rows[0] ?? null;
 }
 
-async function connectedCount(tx: Tx, roomId: number): Promise<number> {
-  const row = await tx
-    .selectFrom('participants')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('room_id', '=', roomId)
-    .where('left_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/** Who is connected to the room, oldest first. */
+function connected(db: Db | Tx, roomId: number): Promise<ParticipantRow[]> {
+  return db.selectFrom('participants').selectAll().where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
 }
 
 /** After participants of these rooms left: a room nobody is in any more starts its grace period. */
@@ -51,17 +57,7 @@ export function createParticipantsRepo(db: Db) {
   return {
     /** The room a join token opens and the role it grants: host access, guest access, or an extra guest token. */
     async findByJoinToken(token: string): Promise<{ room: RoomRow; role: ParticipantRole } | null> {
-      const room = await db
-        .selectFrom('rooms')
-        .selectAll()
-        .where((eb) =>
-          eb.or([
-            eb('access_token', '=', token),
-            eb('guest_token', '=', token),
-            eb('id', 'in', eb.selectFrom('room_guest_tokens').select('room_id').where('token', '=', token)),
-          ]),
-        )
-        .executeTakeFirst();
+      const room = await db.selectFrom('rooms').selectAll().where(opensRoom(token)).executeTakeFirst();
       if (!room) return null;
       return { room, role: room.access_token === token ? 'host' : 'guest' };
     },
@@ -70,17 +66,28 @@ export function createParticipantsRepo(db: Db) {
       return (await db.selectFrom('rooms').selectAll().where('id', '=', roomId).executeTakeFirst()) ?? null;
     },
 
-    async join(roomId: number, participant: Omit<ParticipantRow, 'left_at' | 'room_id' | 'joined_at'>, now: Date, maxParticipants: number): Promise<JoinOutcome> {
+    /**
+     * A new participant in the room the join token opens: `make` builds its row
+     * from the room and the role the token grants. The join path of every call
+     * (bench/README.md, realtime): the token is looked up by the statement that
+     * locks and starts the room, and the count of who is connected is the list
+     * the `joined` reply carries.
+     */
+    async join(joinToken: string, now: Date, maxParticipants: number, make: (room: RoomRow, role: ParticipantRole) => NewParticipant): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await startRoom(tx, roomId, now);
-        if (!room) return { ok: false, reason: 'closed' };
-        if ((await connectedCount(tx, roomId)) >= maxParticipants) throw new RoomFull();
+        const room = await startRoom(tx, opensRoom(joinToken), now);
+        if (!room) {
+          const exists = await tx.selectFrom('rooms').select('id').where(opensRoom(joinToken)).executeTakeFirst();
+          return { ok: false, reason: exists ? 'closed' : 'not-found' };
+        }
+        const peers = await connected(tx, room.id);
+        if (peers.length >= maxParticipants) throw new RoomFull();
         const row = await tx
           .insertInto('participants')
-          .values({ ...participant, room_id: roomId, joined_at: now, left_at: null })
+          .values({ ...make(room, room.access_token === joinToken ? 'host' : 'guest'), room_id: room.id, joined_at: now, left_at: null })
           .returningAll()
           .executeTakeFirstOrThrow();
-        return { ok: true, room, participant: row };
+        return { ok: true, room, participant: row, peers };
       }).catch((error: unknown): JoinOutcome => {
         if (error instanceof RoomFull) return { ok: false, reason: 'full' };
         throw error;
@@ -94,7 +101,7 @@ export function createParticipantsRepo(db: Db) {
      */
     async resume(roomId: number, token: string, role: ParticipantRole, nodeId: string, now: Date, since: Date): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await startRoom(tx, roomId, now);
+        const room = await startRoom(tx, sql<boolean>`id = ${roomId}`, now);
         if (!room) return { ok: false, reason: 'closed' };
         const row = await tx
           .updateTable('participants')
@@ -107,7 +114,8 @@ export function createParticipantsRepo(db: Db) {
           .executeTakeFirst();
         // Throwing rolls back the start of the room above.
         if (!row) throw new ResumeExpired();
-        return { ok: true, room, participant: row };
+        const peers = (await connected(tx, roomId)).filter((p) => p.token !== token);
+        return { ok: true, room, participant: row, peers };
       }).catch((error: unknown): JoinOutcome => {
         if (error instanceof ResumeExpired) return { ok: false, reason: 'expired' };
         throw error;
@@ -137,10 +145,6 @@ export function createParticipantsRepo(db: Db) {
         await markEmptied(tx, [current.room_id], now);
         return current.room_id;
       });
-    },
-
-    async connected(roomId: number): Promise<ParticipantRow[]> {
-      return db.selectFrom('participants').selectAll().where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
     },
 
     async findParticipant(token: string): Promise<{ participant: ParticipantRow; room: RoomRow } | null> {

@@ -35,6 +35,8 @@ export interface Participant {
 export interface JoinedCall {
   participant: Participant;
   room: RoomRow;
+  /** The others connected to the call when this participant joined, oldest first. */
+  peers: Participant[];
   resumed: boolean;
 }
 
@@ -114,34 +116,34 @@ export function createParticipationService({ repo, tenants, feedback, clock, ids
      * a participant of the same room that is connected or left within the grace period.
      */
     async join(input: { joinToken: string; displayName: string; participantToken?: string }): Promise<JoinedCall> {
-      const access = await resolve(input.joinToken);
-      if (!access) throw new NotFoundError('This join link is not valid');
-      if (access.room.status === 'closed') throw new RoomClosedError();
+      if (!TOKEN_PATTERN.test(input.joinToken)) throw new NotFoundError('This join link is not valid');
       const now = clock.now();
       if (input.participantToken) {
+        const access = await repo.findByJoinToken(input.joinToken);
+        if (!access) throw new NotFoundError('This join link is not valid');
+        if (access.room.status === 'closed') throw new RoomClosedError();
         const resumed = await repo.resume(access.room.id, input.participantToken, access.role, nodeId, now, new Date(now.getTime() - graceMs));
-        if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, resumed: true };
+        if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, peers: resumed.peers.map(toParticipant), resumed: true };
         if (resumed.reason === 'closed') throw new RoomClosedError();
         // Too late, not a participant of this room, or not of this link's role: an ordinary new join.
       }
-      const fallback = access.role === 'host' ? (access.room.host_display_name ?? 'Host') : (access.room.guest_display_name ?? 'Guest');
-      const joined = await repo.join(
-        access.room.id,
-        { token: ids.secret(32), role: access.role, display_name: cleanDisplayName(input.displayName, fallback), node_id: nodeId },
-        now,
-        MAX_PARTICIPANTS,
-      );
-      if (!joined.ok) throw joined.reason === 'full' ? new RoomFullError() : new RoomClosedError();
-      return { participant: toParticipant(joined.participant), room: joined.room, resumed: false };
+      // One transaction finds the room by the token, starts it and adds the participant (bench/README.md, realtime).
+      const joined = await repo.join(input.joinToken, now, MAX_PARTICIPANTS, (room, role) => ({
+        token: ids.secret(32),
+        role,
+        display_name: cleanDisplayName(input.displayName, role === 'host' ? (room.host_display_name ?? 'Host') : (room.guest_display_name ?? 'Guest')),
+        node_id: nodeId,
+      }));
+      if (!joined.ok) {
+        if (joined.reason === 'not-found') throw new NotFoundError('This join link is not valid');
+        throw joined.reason === 'full' ? new RoomFullError() : new RoomClosedError();
+      }
+      return { participant: toParticipant(joined.participant), room: joined.room, peers: joined.peers.map(toParticipant), resumed: false };
     },
 
     /** Marks the participant left (if this node still holds it). Returns true when it was connected here. */
     async leave(participantToken: string): Promise<boolean> {
       return (await repo.leave(participantToken, nodeId, clock.now())) !== null;
-    },
-
-    async peers(roomId: number): Promise<Participant[]> {
-      return (await repo.connected(roomId)).map(toParticipant);
     },
 
     room: (roomId: number) => repo.findRoom(roomId),
