@@ -79,7 +79,8 @@ try {
       const result = await measureRelay(clients, target, { messages: relayMessages, perSocketRate: relayRate, seconds: relaySeconds });
       add(relay, target.name, result);
       log(`rep ${rep + 1} ${target.name.padEnd(13)} relay one-at-a-time p50 ${fixed(result.sequential.p50, 2)} p99 ${fixed(result.sequential.p99, 2)} ms; ` +
-        `loaded (${fixed(result.loaded.sent / result.loaded.seconds, 0)} msg/s) p50 ${fixed(result.loaded.p50, 2)} p99 ${fixed(result.loaded.p99, 2)} ms`);
+        `loaded (${fixed(result.loaded.sent / result.loaded.seconds, 0)} msg/s) p50 ${fixed(result.loaded.p50, 2)} p99 ${fixed(result.loaded.p99, 2)} ms, ` +
+        `server ${fixed(result.loaded.serverCpuMicros!, 1)} µs CPU/message`);
       await clients.closeAll();
       await waitIdle(target.pid);
     }
@@ -87,7 +88,8 @@ try {
       for (const target of order) {
         const result = await measureJoins(clients, target, concurrency === 1 ? joinsSequential : joins, concurrency);
         add(joinRuns, `${target.name}|${concurrency}`, result);
-        log(`rep ${rep + 1} ${target.name.padEnd(13)} joins c=${String(concurrency).padEnd(3)} ${fixed(result.perSecond, 0).padStart(6)}/s  p50 ${fixed(result.p50, 1)} p99 ${fixed(result.p99, 1)} ms`);
+        log(`rep ${rep + 1} ${target.name.padEnd(13)} joins c=${String(concurrency).padEnd(3)} ${fixed(result.perSecond, 0).padStart(6)}/s  p50 ${fixed(result.p50, 1)} p99 ${fixed(result.p99, 1)} ms, ` +
+          `server ${fixed(result.serverCpuMicros!, 0)} µs CPU/join`);
       }
     }
   }
@@ -103,11 +105,14 @@ try {
     for (const target of targets) {
       const runs = joinRuns.get(`${target.name}|${concurrency}`)!;
       const rate = median(runs.map((r) => r.perSecond));
-      joinRows.push([concurrency, target.name, runs[0]!.joined, fixed(rate, 0), fixed(median(runs.map((r) => r.p50)), 1), fixed(median(runs.map((r) => r.p99)), 1), fixed(rate / refRate, 2)]);
+      joinRows.push([
+        concurrency, target.name, runs[0]!.joined, fixed(rate, 0), fixed(median(runs.map((r) => r.p50)), 1), fixed(median(runs.map((r) => r.p99)), 1),
+        fixed(rate / refRate, 2), fixed(median(runs.map((r) => r.serverCpuMicros!)), 0),
+      ]);
     }
   }
   console.log('Joins (connect + join + `joined` reply):\n');
-  console.log(markdownTable(['concurrency', 'server', 'joins', 'joins/s', 'p50 ms', 'p99 ms', `joins/s ÷ ${reference}`], joinRows));
+  console.log(markdownTable(['concurrency', 'server', 'joins', 'joins/s', 'p50 ms', 'p99 ms', `joins/s ÷ ${reference}`, 'server CPU µs/join'], joinRows));
 
   const memoryRows = targets.map((target) => {
     const runs = memory.get(target.name)!;
@@ -136,11 +141,12 @@ try {
       const p50 = median(runs.map((r) => r.p50));
       const p99 = median(runs.map((r) => r.p99));
       const label = mode === 'sequential' ? 'one at a time' : `${fixed(median(runs.map((r) => r.sent / r.seconds)), 0)} msg/s`;
-      relayRows.push([label, target.name, median(runs.map((r) => r.received)), fixed(p50, 2), fixed(p99, 2), fixed(p50 / refP50, 2), fixed(p99 / refP99, 2)]);
+      const cpu = mode === 'loaded' ? fixed(median(runs.map((r) => r.serverCpuMicros!)), 1) : '';
+      relayRows.push([label, target.name, median(runs.map((r) => r.received)), fixed(p50, 2), fixed(p99, 2), fixed(p50 / refP50, 2), fixed(p99 / refP99, 2), cpu]);
     }
   }
   console.log(`\nRelay latency of a \`signal\` from one participant to the other of its room, ${participants} participants connected:\n`);
-  console.log(markdownTable(['load', 'server', 'messages', 'p50 ms', 'p99 ms', `p50 ÷ ${reference}`, `p99 ÷ ${reference}`], relayRows));
+  console.log(markdownTable(['load', 'server', 'messages', 'p50 ms', 'p99 ms', `p50 ÷ ${reference}`, `p99 ÷ ${reference}`, 'server CPU µs/message'], relayRows));
 } finally {
   clients.stop();
   for (const target of targets) await target.stop().catch(() => {});

@@ -2,7 +2,15 @@
 // or the baseline relay) through the client process. Shared by
 // bench/realtime-signaling.bench.ts and its smoke test.
 import type { Clients, JoinResult, Memory, RealtimeTarget, RelayResult } from './realtime-driver.js';
-import { sampleMemory, waitIdle } from './realtime-driver.js';
+import { cpuTicks, sampleMemory, waitIdle } from './realtime-driver.js';
+
+/** Microseconds of the server's CPU per item while `work` runs (10 ms ticks: meaningful over a few hundred items). */
+async function withCpu<T extends { serverCpuMicros?: number }>(pid: number, items: (result: T) => number, work: () => Promise<T>): Promise<T> {
+  const before = cpuTicks(pid);
+  const result = await work();
+  result.serverCpuMicros = ((cpuTicks(pid) - before) * 10_000) / Math.max(1, items(result));
+  return result;
+}
 
 /**
  * Joins per second: the first `joins` participants of the target (two per
@@ -12,7 +20,7 @@ import { sampleMemory, waitIdle } from './realtime-driver.js';
 export async function measureJoins(clients: Clients, target: RealtimeTarget, joins: number, concurrency: number): Promise<JoinResult> {
   if (joins > target.participants.length) throw new Error(`${target.name} has room for ${target.participants.length} participants, not ${joins}`);
   await waitIdle(target.pid);
-  const result = await clients.join(target, target.participants.slice(0, joins), concurrency);
+  const result = await withCpu(target.pid, (r) => r.joined, () => clients.join(target, target.participants.slice(0, joins), concurrency));
   await clients.closeAll();
   await waitIdle(target.pid);
   if (result.errors > 0) throw new Error(`${target.name}: ${result.errors} of ${joins} joins failed (${result.firstError})`);
@@ -71,7 +79,7 @@ export async function measureRelay(
   await waitIdle(target.pid);
   const sequential = await clients.relaySequential(options.messages);
   await waitIdle(target.pid);
-  const loaded = await clients.relayLoaded(options.perSocketRate, options.seconds);
+  const loaded = await withCpu(target.pid, (r) => r.received, () => clients.relayLoaded(options.perSocketRate, options.seconds));
   for (const [mode, result] of [['one at a time', sequential], ['loaded', loaded]] as const) {
     if (result.lost > 0 || result.rateLimited > 0) {
       throw new Error(`${target.name} relay (${mode}): ${result.lost} of ${result.sent} messages lost, ${result.rateLimited} rate-limited`);

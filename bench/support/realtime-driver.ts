@@ -25,6 +25,8 @@ export type ClientReply = { ok: true; result: unknown } | { ok: false; error: st
 
 export interface JoinResult {
   joined: number;
+  /** CPU the server used per join, microseconds (set by measureJoins). */
+  serverCpuMicros?: number;
   errors: number;
   firstError?: string;
   seconds: number;
@@ -44,6 +46,8 @@ export interface RelayResult {
   p50: number;
   p99: number;
   max: number;
+  /** CPU the server used per message, microseconds (set by measureRelay). */
+  serverCpuMicros?: number;
 }
 
 export interface Clients {
@@ -179,7 +183,8 @@ export async function sampleMemory(inspector: Inspector): Promise<Memory> {
   return { rss, heapUsed, external };
 }
 
-function cpuTicks(pid: number): number {
+/** CPU time the process has used so far (user + system), in clock ticks (10 ms). */
+export function cpuTicks(pid: number): number {
   // /proc/<pid>/stat: fields 14 and 15 (utime, stime) after the parenthesised command name.
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
   return Number(fields[11]) + Number(fields[12]);
