@@ -19,9 +19,17 @@ export type JoinOutcome =
   | { ok: true; room: RoomRow; participant: ParticipantRow; peers: ParticipantRow[] }
   | { ok: false; reason: 'not-found' | 'closed' | 'full' | 'expired' };
 
-/** The room a join token opens: host access, guest access, or an extra guest (or invite) token. */
+/**
+ * The room a join token opens: host access, guest access, or an extra guest
+ * (or invite) token. One index lookup per kind: the same test written as
+ * `access_token = $1 or guest_token = $1 or id in (...)` scans the whole
+ * table (117 ms at 300,000 rooms against 0.04 ms, bench/README.md).
+ */
 function opensRoom(token: string): RawBuilder<boolean> {
-  return sql<boolean>`(access_token = ${token} or guest_token = ${token} or id in (select room_id from room_guest_tokens where token = ${token}))`;
+  return sql<boolean>`id = (select id from rooms where access_token = ${token}
+    union all select id from rooms where guest_token = ${token}
+    union all select room_id from room_guest_tokens where token = ${token}
+    limit 1)`;
 }
 
 /** Starts the room (or keeps it started) and locks its row; null when closed or gone. */
