@@ -12,7 +12,9 @@ import { createPostgresDatabase, testDb } from '../helpers/database.js';
 import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
 
 const LOAD_CLIENTS = 4;
-const KILL_AFTER_MS = 1_200;
+/** The kill comes once this many creates were acknowledged (and more are in flight), within KILL_BY_MS at the latest. */
+const KILL_AFTER_ACKED = 10;
+const KILL_BY_MS = 60_000;
 
 let dataDir: string | null = null;
 let dropDatabase: (() => Promise<void>) | null = null;
@@ -61,7 +63,10 @@ describe(`kill -9 under load (${testDb})`, () => {
       }
     };
     const load = Promise.all(Array.from({ length: LOAD_CLIENTS }, (_, i) => client(i)));
-    await new Promise((r) => setTimeout(r, KILL_AFTER_MS));
+    const loadStarted = Date.now();
+    while (acked.size < KILL_AFTER_ACKED && Date.now() - loadStarted < KILL_BY_MS) await new Promise((r) => setTimeout(r, 20));
+    // A little later, so that the kill lands in the middle of requests rather than between them.
+    await new Promise((r) => setTimeout(r, Math.random() * 100));
     const pid = server.child.pid!;
     killed = true;
     server.child.kill('SIGKILL');

@@ -55,11 +55,20 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     // The throwaway cluster turns synchronous_commit off for speed: a commit is then acknowledged before
     // its WAL is written, and an immediate stop loses it. Production keeps PostgreSQL's default (on), as here.
     const admin = new pg.Client({ connectionString: cluster.url });
+    admin.on('error', () => {});
     await admin.connect();
-    await admin.query('alter system set synchronous_commit = on');
-    await admin.query('select pg_reload_conf()');
-    expect((await admin.query('show synchronous_commit')).rows[0].synchronous_commit).toBe('on');
-    await admin.end();
+    try {
+      await admin.query('alter system set synchronous_commit = on');
+      await admin.query('select pg_reload_conf()');
+      // The reload is a signal: wait until the server has read it (bounded).
+      const until = Date.now() + 10_000;
+      while ((await admin.query("select setting from pg_settings where name = 'synchronous_commit'")).rows[0].setting !== 'on' && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await admin.query("select setting from pg_settings where name = 'synchronous_commit'")).rows[0].setting).toBe('on');
+    } finally {
+      await admin.end();
+    }
     server = await startServerProcess({ DATABASE_URL: cluster.url, RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: '5' });
     const { token } = await adminTenantToken(server.url);
     const headers = (key: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key });

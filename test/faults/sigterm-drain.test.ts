@@ -13,7 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, testDb } from '../helpers/database.js';
 import { adminTenantToken, parseLine, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
 
-const BURST = 40;
+/** Requests in flight at the signal: enough to see the drain, few enough to finish well within main.ts's 15 s limit on a busy machine. */
+const BURST = 24;
 
 let dataDir: string | null = null;
 let dropDatabase: (() => Promise<void>) | null = null;

