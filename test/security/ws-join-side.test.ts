@@ -36,7 +36,7 @@ async function joinedPair(overrides: Record<string, unknown> = {}) {
 const since = (client: Client, from: number) => client.received.slice(from);
 
 describe('tokens are unguessable', () => {
-  it('join, invite and participant tokens: 43 base64url characters of 256 CSPRNG bits, unbiased and unrelated', async () => {
+  it('join, invite and participant tokens: 43 base64url characters of 256 CSPRNG bits, unbiased and unrelated', { timeout: 60_000 }, async () => {
     const tokens: string[] = [];
     const roomTokens: string[] = [];
     for (let i = 0; i < 12; i++) {
@@ -74,7 +74,7 @@ describe('tokens are unguessable', () => {
     expect(chi).toBeLessThan(400);
   });
 
-  it('refuses a brute-force sample of random and near-miss tokens on the page, on the socket, for resuming and for feedback', async () => {
+  it('refuses a brute-force sample of random and near-miss tokens on the page, on the socket, for resuming and for feedback', { timeout: 60_000 }, async () => {
     const room = await server.createRoom();
     const real = room.guest_token as string;
     const flip = (c: string) => (c === 'A' ? 'B' : 'A');
