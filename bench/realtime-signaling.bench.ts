@@ -7,12 +7,15 @@
 // the order) so that the machine's noise falls on all of them alike.
 //   npm run bench:realtime -- [--reps=3] [--rooms=500] [--concurrency=1,50] [--joins=1000] [--joins-sequential=200]
 //        [--relay-messages=2000] [--relay-rate=1] [--relay-seconds=5] [--targets=baseline,parley-pg,parley-pglite]
-//        [--before=DIR] [--log-level=info]
+//        [--before=DIR] [--log-level=info] [--extra-rooms=0]
+// --extra-rooms=N adds N more rooms to each PostgreSQL target's tenant first
+// (generate_series, support/generate.ts): the join path at table scale.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { measureJoins, measureMemory, measureRelay, slope, type MemoryStep } from './support/realtime-bench.js';
 import { startBaselineTarget, startClients, startParleyTarget, waitIdle, type JoinResult, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
+import { generateRooms } from './support/generate.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -29,6 +32,7 @@ const relayRate = Number(options.get('relay-rate') ?? 1);
 const relaySeconds = Number(options.get('relay-seconds') ?? 5);
 const logLevel = options.get('log-level') ?? 'info';
 const beforeDir = options.get('before');
+const extraRooms = Number(options.get('extra-rooms') ?? 0);
 const names = (options.get('targets') ?? 'baseline,parley-pg,parley-pglite').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
 const log = (line: string) => process.stderr.write(line + '\n');
@@ -54,6 +58,14 @@ try {
     }
     const entry = name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
     targets.push(await startParleyTarget(name, { ...env, LOG_LEVEL: logLevel }, rooms, entry));
+    if (extraRooms > 0 && env.DATABASE_URL) {
+      log(`${name}: adding ${extraRooms} rooms`);
+      await withClient(env.DATABASE_URL, async (client) => {
+        const tenant = (await client.query<{ id: string }>('select id from tenants order by created_at limit 1')).rows[0]!;
+        await generateRooms(client, [{ tenantId: tenant.id, organizationId: null, count: extraRooms, from: rooms }], log);
+        await client.query('analyze');
+      });
+    }
   }
 
   log('warm-up');
@@ -96,7 +108,7 @@ try {
 
   const reference = targets[0]!.name;
   const header = `${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${reps} repetitions (medians), ` +
-    `${rooms} rooms x 2 participants, PostgreSQL fsync off, log level ${logLevel}`;
+    `${rooms} rooms x 2 participants${extraRooms ? ` (+${extraRooms} rooms in the PostgreSQL tables)` : ''}, PostgreSQL fsync off, log level ${logLevel}`;
   console.log(`\n### Realtime: Parley vs the minimal ws relay\n\n${header}\n`);
 
   const joinRows: (string | number)[][] = [];
