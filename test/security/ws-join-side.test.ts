@@ -7,7 +7,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FAILED_JOINS } from '../../src/realtime/hub.js';
 import { eventually, ORIGIN, sleep, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { tokenShaped } from './ws-support.js';
+import { joinedPair, tokenShaped } from './ws-support.js';
 
 let server: RealtimeServer;
 let tenantId: string;
@@ -21,16 +21,6 @@ afterAll(() => server?.close());
 
 const page = (url: string) => server.app.inject({ method: 'GET', url });
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-async function joinedPair(overrides: Record<string, unknown> = {}) {
-  const room = await server.createRoom(overrides);
-  const host = await server.connect();
-  const guest = await server.connect();
-  const h = await host.join(room.access_token, 'Host');
-  const g = await guest.join(room.guest_token, 'Guest');
-  await host.next('peer-joined');
-  return { room, host, guest, h, g };
-}
 
 /** Messages a client received after `from` (an index into its received list). */
 const since = (client: Client, from: number) => client.received.slice(from);
@@ -132,8 +122,8 @@ describe('tokens are unguessable', () => {
 
 describe('a socket reaches only its own room', () => {
   it('nothing from room A reaches room B, whatever peer id A guesses or learns', async () => {
-    const a = await joinedPair();
-    const b = await joinedPair();
+    const a = await joinedPair(server);
+    const b = await joinedPair(server);
     const marks = { host: b.host.received.length, guest: b.guest.received.length };
     const description = { type: 'offer', sdp: 'v=0\r\n' };
     const targets = [b.h.self.id, b.g.self.id, ...fc.sample(fc.stringMatching(/^[A-Za-z0-9_-]{22}$/), { numRuns: 100, seed: 3 })];
@@ -153,7 +143,7 @@ describe('a socket reaches only its own room', () => {
 
   it('a leaked participant token of room B joins room A as a new participant and leaves its holder alone', async () => {
     const a = await server.createRoom();
-    const b = await joinedPair();
+    const b = await joinedPair(server);
     const mark = b.guest.received.length;
     const intruder = await server.connect();
     const joined = await intruder.join(a.guest_token, 'Intruder', b.g.participantToken);
@@ -185,7 +175,7 @@ describe('a guest cannot act as host', () => {
   });
 
   it('a guest link with the host\u2019s participant token does not resume the host', async () => {
-    const { room, host, h } = await joinedPair();
+    const { room, host, h } = await joinedPair(server);
     const mark = host.received.length;
     const guest = await server.connect();
     const joined = await guest.join(room.guest_token, 'Impostor', h.participantToken);

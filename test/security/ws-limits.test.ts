@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FEEDBACK_LENGTH } from '../../src/domain/feedback/feedback.service.js';
 import { MAX_CHAT_LENGTH, MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
 import { eventually, sleep, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
+import { joinedPair } from './ws-support.js';
 
 let server: RealtimeServer;
 
@@ -16,16 +17,6 @@ beforeAll(async () => {
   server = await startRealtimeServer({ HEARTBEAT_INTERVAL_SECONDS: '30' });
 });
 afterAll(() => server?.close());
-
-async function pair() {
-  const room = await server.createRoom();
-  const host = await server.connect();
-  const guest = await server.connect();
-  const h = await host.join(room.access_token, 'Host');
-  const g = await guest.join(room.guest_token, 'Guest');
-  await host.next('peer-joined');
-  return { room, host, guest, h, g };
-}
 
 /** A frame of exactly `bytes` UTF-8 bytes: an unknown-type request padded with a filler field. */
 function frameOfBytes(bytes: number, requestId: string): string {
@@ -63,7 +54,7 @@ describe('frame rate', () => {
   });
 
   it('closes a connection that keeps flooding (1008) and records its participant as gone; the room carries on', async () => {
-    const { room, host, guest, g } = await pair();
+    const { room, host, guest, g } = await joinedPair(server);
     for (let i = 0; i < 1500; i++) guest.send({ type: 'media-state', audio: i % 2 === 0, video: true });
     expect((await guest.closed).code).toBe(1008);
     expect((await host.next('peer-left')).peerId).toBe(g.self.id);
@@ -76,7 +67,7 @@ describe('frame rate', () => {
 
 describe('chat', () => {
   it('passes 10 messages at once, then rate-limits; the others receive exactly the accepted ones', async () => {
-    const { host, guest } = await pair();
+    const { host, guest } = await joinedPair(server);
     const replies = await Promise.all(Array.from({ length: 15 }, (_, i) => host.request({ type: 'chat', text: `message ${i}` })));
     const accepted = replies.filter((r) => r.type === 'ack').length;
     expect(accepted).toBe(10);
@@ -87,7 +78,7 @@ describe('chat', () => {
   });
 
   it('counts characters, not UTF-16 units or bytes: 2,000 emoji pass, 2,001 characters and blank text do not', async () => {
-    const { host, guest } = await pair();
+    const { host, guest } = await joinedPair(server);
     const emoji = '😀'.repeat(MAX_CHAT_LENGTH);
     expect(await host.request({ type: 'chat', text: emoji })).toMatchObject({ type: 'ack' });
     expect((await guest.next('chat')).text).toBe(emoji);
@@ -129,7 +120,7 @@ describe('display names', () => {
 
 describe('a receiver that stops reading', () => {
   it('is dropped instead of buffering without end, and the sender carries on', { timeout: 30_000 }, async () => {
-    const { room, host, guest, g } = await pair();
+    const { room, host, guest, g } = await joinedPair(server);
     // The guest's side stops reading from TCP: what a frozen tab or a hostile client looks like.
     (guest.socket as unknown as { _socket: { pause(): void } })._socket.pause();
     const sdp = 'a'.repeat(MAX_FRAME_BYTES - 200);

@@ -1,8 +1,9 @@
 // Shared by the join-side security tests (test/security/ws-*.test.ts): the
-// documented shape of a signaling error (docs/signaling.md), and a token
-// arbitrary shaped like a real join or participant token.
+// documented shape of a signaling error (docs/signaling.md), a token
+// arbitrary shaped like a real join or participant token, a call of two.
 import fc from 'fast-check';
 import type { ServerMessage } from '../../src/realtime/protocol.js';
+import type { RealtimeServer } from '../realtime/helpers.js';
 
 /** The error codes docs/signaling.md documents; anything else is a defect. */
 export const DOCUMENTED_ERROR_CODES = [
@@ -34,3 +35,14 @@ export function errorShapeProblem(message: ServerMessage): string | null {
 
 /** A token with the shape of a real one (43 base64url characters, 256 bits): only luck would make it valid. */
 export const tokenShaped = fc.stringMatching(/^[A-Za-z0-9_-]{43}$/);
+
+/** A new room with its host and its guest in the call (the host has seen the guest arrive). */
+export async function joinedPair(server: RealtimeServer, overrides: Record<string, unknown> = {}) {
+  const room = await server.createRoom(overrides);
+  const host = await server.connect();
+  const guest = await server.connect();
+  const h = await host.join(room.access_token, 'Host');
+  const g = await guest.join(room.guest_token, 'Guest');
+  await host.next('peer-joined');
+  return { room, host, guest, h, g };
+}
