@@ -127,20 +127,8 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
       return res.json;
     },
     async participant(options = {}) {
-      const context = await browser.newContext({ viewport: options.viewport ?? { width: 1024, height: 720 } });
+      const context = await participantContext(browser, options.viewport);
       contexts.push(context);
-      // Keeps every RTCPeerConnection the page makes, so the test can read getStats().
-      await context.addInitScript(() => {
-        const Native = window.RTCPeerConnection;
-        const all: RTCPeerConnection[] = [];
-        (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
-        window.RTCPeerConnection = class extends Native {
-          constructor(config?: RTCConfiguration) {
-            super(config);
-            all.push(this);
-          }
-        } as typeof RTCPeerConnection;
-      });
       return context.newPage();
     },
     async closeContexts() {
@@ -154,6 +142,23 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A browser context for one participant that keeps every RTCPeerConnection its pages make, so a test can read getStats(). */
+export async function participantContext(browser: Browser, viewport = { width: 1024, height: 720 }): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport });
+  await context.addInitScript(() => {
+    const Native = window.RTCPeerConnection;
+    const all: RTCPeerConnection[] = [];
+    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
+    window.RTCPeerConnection = class extends Native {
+      constructor(config?: RTCConfiguration) {
+        super(config);
+        all.push(this);
+      }
+    } as typeof RTCPeerConnection;
+  });
+  return context;
 }
 
 /** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */

@@ -12,7 +12,7 @@ import { freePort } from '../../scripts/postgres.mjs';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
-import { CHROMIUM_ARGS, expectMediaFlowing, join } from '../browser/helpers.js';
+import { CHROMIUM_ARGS, expectMediaFlowing, join, participantContext } from '../browser/helpers.js';
 import { createPostgresDatabase } from '../helpers/database.js';
 import { startNode, type NodeProcess } from './nodes.js';
 
@@ -43,19 +43,8 @@ async function api(base: string, method: string, path: string, body?: unknown) {
 }
 
 async function participant(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });
+  const context = await participantContext(browser);
   contexts.push(context);
-  await context.addInitScript(() => {
-    const Native = window.RTCPeerConnection;
-    const all: RTCPeerConnection[] = [];
-    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
-    window.RTCPeerConnection = class extends Native {
-      constructor(config?: RTCConfiguration) {
-        super(config);
-        all.push(this);
-      }
-    } as typeof RTCPeerConnection;
-  });
   return context.newPage();
 }
 
