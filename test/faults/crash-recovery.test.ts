@@ -5,42 +5,31 @@
 // process left does not block the restart.
 // Follows TEST_DB: PGlite in a temporary DATA_DIR, or a fresh PostgreSQL database.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresDatabase, testDb } from '../helpers/database.js';
-import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+import { testDb } from '../helpers/database.js';
+import { adminTenantToken, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
 
 const LOAD_CLIENTS = 4;
 /** The kill comes once this many creates were acknowledged (and more are in flight), within KILL_BY_MS at the latest. */
 const KILL_AFTER_ACKED = 10;
 const KILL_BY_MS = 60_000;
 
-let dataDir: string | null = null;
-let dropDatabase: (() => Promise<void>) | null = null;
+let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
 let server: ServerProcess | undefined;
 
 afterAll(async () => {
   await stopServerProcess(server);
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  await dropDatabase?.();
+  await database?.remove();
 });
-
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (testDb === 'postgres') {
-    const database = await createPostgresDatabase();
-    dropDatabase = database.drop;
-    return { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '0' };
-  }
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-crash-'));
-  return { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0' };
-}
 
 const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
 
 describe(`kill -9 under load (${testDb})`, () => {
   it('loses no acknowledged room, duplicates none on retry, and restarts cleanly', { timeout: 240_000 }, async () => {
-    const env = await databaseEnv();
+    database = await serverDatabase();
+    const env = { ...database.env, RATE_LIMIT_PER_MINUTE: '0' };
+    const dataDir = database.dataDir;
     server = await startServerProcess(env);
     const { token } = await adminTenantToken(server.url);
     const headers = (key: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key });

@@ -5,6 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import { createPostgresDatabase, testDb } from '../helpers/database.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = path.join(root, 'dist/src/main.js');
@@ -105,4 +107,18 @@ export async function adminTenantToken(url: string): Promise<{ tenantId: string;
   const tenant = await (await fetch(`${url}/admin/tenants`, { method: 'POST', headers, body: JSON.stringify({ name: 'Faults' }) })).json();
   const issued = await (await fetch(`${url}/admin/tenants/${tenant.id}/tokens`, { method: 'POST', headers, body: '{}' })).json();
   return { tenantId: tenant.id, token: issued.token };
+}
+
+/**
+ * The database for a server process, after TEST_DB: a fresh temporary
+ * DATA_DIR (PGlite) or a fresh database on the test PostgreSQL server.
+ * remove() deletes it again.
+ */
+export async function serverDatabase(): Promise<{ env: Record<string, string>; dataDir: string | null; remove(): Promise<void> }> {
+  if (testDb === 'postgres') {
+    const database = await createPostgresDatabase();
+    return { env: { DATABASE_URL: database.url }, dataDir: null, remove: database.drop };
+  }
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-fault-'));
+  return { env: { DATA_DIR: dataDir }, dataDir, remove: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
 }

@@ -5,42 +5,28 @@
 // connection, and the client retries with its Idempotency-Key), nothing
 // acknowledged is lost, and the process exits 0 well within main.ts's hard limit.
 // Follows TEST_DB: PGlite in a temporary DATA_DIR, or a fresh PostgreSQL database.
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresDatabase, testDb } from '../helpers/database.js';
-import { adminTenantToken, parseLine, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+import { testDb } from '../helpers/database.js';
+import { adminTenantToken, parseLine, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
 
 /** Requests in flight at the signal: enough to see the drain, few enough to finish well within main.ts's 15 s limit on a busy machine. */
 const BURST = 24;
 
-let dataDir: string | null = null;
-let dropDatabase: (() => Promise<void>) | null = null;
+let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
 let server: ServerProcess | undefined;
 
 afterAll(async () => {
   await stopServerProcess(server);
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  await dropDatabase?.();
+  await database?.remove();
 });
-
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (testDb === 'postgres') {
-    const database = await createPostgresDatabase();
-    dropDatabase = database.drop;
-    return { DATABASE_URL: database.url, RATE_LIMIT_PER_MINUTE: '0' };
-  }
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-sigterm-'));
-  return { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: '0' };
-}
 
 const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
 
 describe(`SIGTERM under load (${testDb})`, () => {
   it('answers the requests in progress, refuses the rest cleanly, loses nothing, exits 0', { timeout: 240_000 }, async () => {
-    const env = await databaseEnv();
+    database = await serverDatabase();
+    const env = { ...database.env, RATE_LIMIT_PER_MINUTE: '0' };
     server = await startServerProcess(env);
     const { token } = await adminTenantToken(server.url);
     const headers = (key: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key });

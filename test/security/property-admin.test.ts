@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';
-import { RUNS, checkedRequest, nastyJson, nastyString, tally } from './support.js';
+import { RUNS, checkedRequest, nastyJson, nastyString, percentEncoded, tally } from './support.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;
@@ -25,15 +25,9 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 const ids = () =>
   fc.oneof(
-    fc.constantFrom(tenant.id, other.id, ownOrg, otherOrg, tenant.id.toUpperCase(), `urn:uuid:${tenant.id}`, '00000000-0000-0000-0000-000000000000', `${tenant.id} `),
+    fc.constantFrom(tenant.id, other.id, ownOrg, otherOrg, tenant.id.toUpperCase(), `urn:uuid:${tenant.id}`, '00000000-0000-0000-0000-000000000000', `${tenant.id} `, '%ED%A0%80', '%C0%AE'),
     fc.uuid(),
-    nastyString.map((s) => {
-      try {
-        return encodeURIComponent(s);
-      } catch {
-        return '%ED%A0%80';
-      }
-    }),
+    nastyString.map(percentEncoded),
   );
 
 const sometimes = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: nastyJson });

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { CONTENT_TYPES, RUNS, checkedRequest, nastyJson, nastyNumber, nastyString, rawBodies, tally } from './support.js';
+import { CONTENT_TYPES, RUNS, checkedRequest, nastyJson, nastyNumber, nastyString, percentEncoded, rawBodies, tally } from './support.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;
@@ -150,15 +150,6 @@ describe('room bodies', () => {
     );
   });
 });
-
-/** A path segment for any string, lone surrogates included (encodeURIComponent throws on those). */
-function percentEncoded(text: string): string {
-  try {
-    return encodeURIComponent(text);
-  } catch {
-    return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
-  }
-}
 
 describe('room paths', () => {
   const segment = fc.oneof(

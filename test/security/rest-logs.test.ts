@@ -6,13 +6,10 @@
 // token, every room, host and guest token and every join URL. Once in process,
 // once against a real server process (its whole output). The join side (pages,
 // WebSocket) has its own scan in ws-logs.test.ts.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';
-import { createPostgresDatabase, testDb } from '../helpers/database.js';
-import { ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../faults/server-process.js';
+import { testDb } from '../helpers/database.js';
+import { ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../faults/server-process.js';
 
 type Send = (method: string, url: string, options?: { token?: string; authorization?: string; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; json: () => any; headers: Record<string, string> }>;
 
@@ -92,14 +89,12 @@ function leaks(lines: string[], secrets: Set<string>): string[] {
 
 let ctx: TestContext | undefined;
 let server: ServerProcess | undefined;
-let dataDir: string | null = null;
-let dropDatabase: (() => Promise<void>) | null = null;
+let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
 
 afterAll(async () => {
   await ctx?.close();
   await stopServerProcess(server);
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  await dropDatabase?.();
+  await database?.remove();
 });
 
 describe('no secret in any log line', () => {
@@ -141,16 +136,8 @@ describe('no secret in any log line', () => {
   });
 
   it(`in a real server process (${testDb}), its whole output`, { timeout: 180_000 }, async () => {
-    let env: Record<string, string>;
-    if (testDb === 'postgres') {
-      const database = await createPostgresDatabase();
-      dropDatabase = database.drop;
-      env = { DATABASE_URL: database.url };
-    } else {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-logs-'));
-      env = { DATA_DIR: dataDir };
-    }
-    server = await startServerProcess({ ...env, LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '40' });
+    database = await serverDatabase();
+    server = await startServerProcess({ ...database.env, LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '40' });
     const base = server.url;
     const send: Send = async (method, url, options = {}) => {
       const authorization = options.authorization ?? (options.token ? `Bearer ${options.token}` : undefined);

@@ -165,6 +165,15 @@ export async function checkedRequest(ctx: TestContext, options: Parameters<TestC
   }
 }
 
+/** A path segment for any string, lone surrogates included (encodeURIComponent throws on those). */
+export function percentEncoded(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+  }
+}
+
 /** Counts the statuses a property saw, to prove it reached what it meant to reach. */
 export function tally() {
   const counts = new Map<number, number>();
