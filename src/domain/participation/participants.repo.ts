@@ -77,9 +77,9 @@ export function createParticipantsRepo(db: Db) {
     /**
      * A new participant in the room the join token opens: `make` builds its row
      * from the room and the role the token grants. The join path of every call
-     * (bench/README.md, realtime): the token is looked up by the statement that
-     * locks and starts the room, and the count of who is connected is the list
-     * the `joined` reply carries.
+     * (bench/README.md, realtime), four round trips: begin, the statement that
+     * finds the room by the token, locks and starts it, the one that reads who is
+     * connected and adds the participant, commit.
      */
     async join(joinToken: string, now: Date, maxParticipants: number, make: (room: RoomRow, role: ParticipantRole) => NewParticipant): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
@@ -88,14 +88,22 @@ export function createParticipantsRepo(db: Db) {
           const exists = await tx.selectFrom('rooms').select('id').where(opensRoom(joinToken)).executeTakeFirst();
           return { ok: false, reason: exists ? 'closed' : 'not-found' };
         }
-        const peers = await connected(tx, room.id);
-        if (peers.length >= maxParticipants) throw new RoomFull();
-        const row = await tx
-          .insertInto('participants')
-          .values({ ...make(room, room.access_token === joinToken ? 'host' : 'guest'), room_id: room.id, joined_at: now, left_at: null })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        return { ok: true, room, participant: row, peers };
+        const added = make(room, room.access_token === joinToken ? 'host' : 'guest');
+        // Who is connected, and the new participant unless that is the maximum, in one
+        // statement: it runs after the lock above, so its snapshot holds every join before.
+        const { rows } = await sql<ParticipantRow & { added: boolean }>`
+          with peers as (select * from participants where room_id = ${room.id} and left_at is null),
+          inserted as (
+            insert into participants (token, room_id, role, display_name, node_id, joined_at, left_at)
+            select ${added.token}, ${room.id}, ${added.role}, ${added.display_name}, ${added.node_id}, ${now}, null
+            where (select count(*) from peers) < ${maxParticipants}
+            returning *)
+          select true as added, * from inserted
+          union all select false, * from peers
+          order by added desc, joined_at`.execute(tx);
+        const [first, ...others] = rows.map(({ added: isNew, ...row }) => ({ isNew, row }));
+        if (!first?.isNew) throw new RoomFull();
+        return { ok: true, room, participant: first.row, peers: others.map((p) => p.row) };
       }).catch((error: unknown): JoinOutcome => {
         if (error instanceof RoomFull) return { ok: false, reason: 'full' };
         throw error;
