@@ -6,7 +6,7 @@
 // the call and the clicking one's camera preview is running, as it is for a
 // person looking at it. The same probe (support/realtime-first-frame-probe.js)
 // measures both pages and splits the time into phases.
-//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR] [--trace]
+//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,6 +47,8 @@ interface Bare {
 const options = flags();
 const runs = Number(options.get('runs') ?? 7);
 const beforeDir = options.get('before');
+/** --before-db=pglite: the earlier build runs on PGlite (else on PostgreSQL). */
+const beforeDb = options.get('before-db') ?? 'postgres';
 /** --trace: print every run's timeline, both pages, from the click to the first frame. */
 const trace = options.get('trace') === 'true';
 const names = (options.get('targets') ?? 'bare,parley-pg,parley-pglite').split(',') as TargetName[];
@@ -156,7 +158,8 @@ async function measure(target: Target, browser: Browser, run: number): Promise<R
 }
 
 log(`browser: ${runs} runs per target, targets ${names.join(', ')}`);
-const postgres = names.some((n) => n === 'parley-pg' || n === 'parley-before') ? await startBenchPostgres({ durable: false, log }) : null;
+const needsPostgres = names.some((n) => n === 'parley-pg' || (n === 'parley-before' && beforeDb !== 'pglite'));
+const postgres = needsPostgres ? await startBenchPostgres({ durable: false, log }) : null;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-browser-'));
 const targets: Target[] = [];
 let browser: Browser | null = null;
@@ -174,8 +177,10 @@ try {
       targets.push({ name, server, token: '' });
       continue;
     }
-    const env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres!.url };
-    if (name === 'parley-before') {
+    let env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres!.url };
+    if (name === 'parley-before' && beforeDb === 'pglite') {
+      env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, 'before-')) };
+    } else if (name === 'parley-before') {
       await withClient(postgres!.url, (client) => client.query('create database parley_browser_before'));
       env.DATABASE_URL = postgres!.url.replace(/\/postgres$/, '/parley_browser_before');
     }

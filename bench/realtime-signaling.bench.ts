@@ -7,7 +7,7 @@
 // the order) so that the machine's noise falls on all of them alike.
 //   npm run bench:realtime -- [--reps=3] [--rooms=500] [--concurrency=1,50] [--joins=1000] [--joins-sequential=200]
 //        [--relay-messages=2000] [--relay-rate=1] [--relay-seconds=5] [--targets=baseline,parley-pg,parley-pglite]
-//        [--before=DIR] [--log-level=info] [--extra-rooms=0]
+//        [--before=DIR [--before-db=pglite]] [--log-level=info] [--extra-rooms=0]
 // --extra-rooms=N adds N more rooms to each PostgreSQL target's tenant first
 // (generate_series, support/generate.ts): the join path at table scale.
 import fs from 'node:fs';
@@ -32,6 +32,8 @@ const relayRate = Number(options.get('relay-rate') ?? 1);
 const relaySeconds = Number(options.get('relay-seconds') ?? 5);
 const logLevel = options.get('log-level') ?? 'info';
 const beforeDir = options.get('before');
+/** --before-db=pglite: the earlier build runs on PGlite (else on PostgreSQL). */
+const beforeDb = options.get('before-db') ?? 'postgres';
 const extraRooms = Number(options.get('extra-rooms') ?? 0);
 const names = (options.get('targets') ?? 'baseline,parley-pg,parley-pglite').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
@@ -51,8 +53,10 @@ try {
       targets.push(await startBaselineTarget(rooms));
       continue;
     }
-    const env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres.url };
-    if (name === 'parley-before') {
+    let env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres.url };
+    if (name === 'parley-before' && beforeDb === 'pglite') {
+      env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, 'before-')) };
+    } else if (name === 'parley-before') {
       await withClient(postgres.url, (client) => client.query('create database parley_realtime_before'));
       env.DATABASE_URL = postgres.url.replace(/\/postgres$/, '/parley_realtime_before');
     }
