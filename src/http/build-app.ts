@@ -76,6 +76,10 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   // One line per response, with the route pattern instead of the URL: URLs
   // carry room and join tokens, which never go to the logs.
   app.addHook('onResponse', async (request, reply) => {
+    services.metrics.httpDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? '(no route)', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
     request.log.info(
       { method: request.method, route: request.routeOptions.url ?? '(no route)', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
       'request',
@@ -119,6 +123,10 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   });
 
   if (config.adminToken) await app.register(adminRoutes(services, config.adminToken));
+  // Prometheus scrape endpoint: no secrets in it; restrict it to the internal network at the load balancer.
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()),
+  );
   await app.register(healthRoutes([{ name: 'database', check: () => services.database.ping() }, ...readiness]));
   for (const plugin of plugins) await app.register(plugin);
   return app;
