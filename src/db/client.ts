@@ -46,7 +46,7 @@ const DATE = 1082;
 const parseInt8 = (value: string) => Number(value);
 const keepText = (value: string) => value;
 
-export function describeDatabaseUrl(url: string): string {
+function describeDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     parsed.password = parsed.password ? '***' : '';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DatabaseHandle } from './client.js';
 
-export function migrationsDir(): string {
+function migrationsDir(): string {
   // src/db/migrations in the source tree; compiled code in dist/src/db looks there too.
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.join(here, 'migrations'), path.resolve(here, '../../../src/db/migrations')];

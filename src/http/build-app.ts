@@ -35,7 +35,7 @@ export interface AppOptions {
   plugins?: FastifyPluginAsync[];
 }
 
-export const API_BODY_LIMIT = 64 * 1024;
+const API_BODY_LIMIT = 64 * 1024;
 
 export async function buildApp({ services, logStream, readiness = [], plugins = [] }: AppOptions): Promise<FastifyInstance> {
   const { config } = services;

@@ -8,7 +8,6 @@ import {
   ForbiddenError,
   NotFoundError,
   PreconditionFailedError,
-  RoomClosedError,
   UnauthorizedError,
   UnprocessableError,
   ValidationError,
@@ -17,7 +16,7 @@ import {
 import { toFieldErrors } from './validation.js';
 
 /** Connection-level failures of the database: the service is unavailable, not broken. */
-export function isDatabaseUnavailable(error: unknown): boolean {
+function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   if (typeof e?.code === 'string' && (/^(08|57P0|53300)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(e.code))) {
     return true;
@@ -50,7 +49,6 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   }
   if (error instanceof ForbiddenError) return reply.status(403).send({ error: error.message });
   if (error instanceof NotFoundError) return reply.status(404).send({ error: error.message });
-  if (error instanceof RoomClosedError) return reply.status(409).send({ error: error.message });
   if (error instanceof FeatureDisabledError) return reply.status(422).send({ error: error.message });
   if (error instanceof ConflictError) return reply.status(409).send({ error: error.message });
   if (error instanceof PreconditionFailedError) return reply.status(412).send({ error: error.message });

@@ -4,7 +4,7 @@ import type { FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { errorForLog } from './log-errors.js';
 
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',

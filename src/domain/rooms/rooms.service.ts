@@ -48,7 +48,7 @@ const MINUTE = 60_000;
 // Room keys are the bigint ids; a longer number would overflow the column's parameter.
 const ROOM_KEY = /^\d{1,15}$/;
 
-export function scopeOf(principal: Principal): RoomScope {
+function scopeOf(principal: Principal): RoomScope {
   return { tenantId: principal.tenantId, organizationId: principal.organizationId };
 }
 

@@ -2,7 +2,7 @@
 // validation, these the rules a schema cannot express.
 import type { FieldError } from '../../errors.js';
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 export function isHttpUrl(value: string): boolean {
   if (value.length > MAX_URL_LENGTH) return false;

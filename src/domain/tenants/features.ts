@@ -1,6 +1,6 @@
 // Feature toggles (DESIGN §4): off by default; an organization's setting, where
 // set, overrides its tenant's.
-export const FEATURES = ['permanent_rooms', 'additional_participants'] as const;
+const FEATURES = ['permanent_rooms', 'additional_participants'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 export function isFeature(name: string): name is Feature {

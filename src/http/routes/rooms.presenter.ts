@@ -2,7 +2,7 @@
 // (started_at before the start, ...) are omitted, as the interface allows.
 import type { RoomView } from '../../domain/rooms/rooms.service.js';
 
-export function joinUrl(publicUrl: string, token: string): string {
+function joinUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/join/${token}`;
 }
 
