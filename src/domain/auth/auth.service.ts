@@ -1,6 +1,7 @@
 // API token authentication (§5): `Authorization: Bearer <token>`. The token is
 // hashed and looked up by digest; revoked and unknown tokens are both 401.
 import type { Db } from '../../db/client.js';
+import { prepare } from '../../db/prepared.js';
 import { UnauthorizedError } from '../../errors.js';
 import { digestsEqual, hashSecret } from '../support/secrets.js';
 import { API_TOKEN_PREFIX } from '../tenants/tenants.service.js';
@@ -24,17 +25,20 @@ export function parseBearer(header: string | undefined): string | null {
 }
 
 export function createAuthService({ db }: { db: Db }) {
+  // Every API request makes this lookup: compiled once (db/prepared.ts).
+  const findToken = prepare(db, ({ digest }: { digest: Buffer }) =>
+    db
+      .selectFrom('api_tokens as t')
+      .innerJoin('tenants as tn', 'tn.id', 't.tenant_id')
+      .select(['t.id', 't.token_hash', 't.tenant_id', 't.organization_id', 't.revoked_at', 'tn.timezone', 'tn.default_return_url'])
+      .where('t.token_hash', '=', digest),
+  );
   return {
     async authenticate(authorization: string | undefined): Promise<Principal> {
       const token = parseBearer(authorization);
       if (token === null || !API_TOKEN_SHAPE.test(token)) throw new UnauthorizedError();
       const digest = hashSecret(token);
-      const row = await db
-        .selectFrom('api_tokens as t')
-        .innerJoin('tenants as tn', 'tn.id', 't.tenant_id')
-        .select(['t.id', 't.token_hash', 't.tenant_id', 't.organization_id', 't.revoked_at', 'tn.timezone', 'tn.default_return_url'])
-        .where('t.token_hash', '=', digest)
-        .executeTakeFirst();
+      const [row] = await findToken({ digest });
       if (!row || row.revoked_at !== null || !digestsEqual(row.token_hash, digest)) throw new UnauthorizedError();
       return {
         tokenId: row.id,
