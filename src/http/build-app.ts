@@ -75,15 +75,12 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
 
   // One line per response, with the route pattern instead of the URL: URLs
   // carry room and join tokens, which never go to the logs.
-  app.addHook('onResponse', async (request, reply) => {
-    services.metrics.httpDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? '(no route)', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
-    request.log.info(
-      { method: request.method, route: request.routeOptions.url ?? '(no route)', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? '(no route)';
+    const elapsed = reply.elapsedTime;
+    services.metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, elapsed / 1000);
+    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(elapsed) }, 'request');
+    done();
   });
 
   await app.register(fastifySwagger, {

@@ -67,30 +67,34 @@ type Schema = { properties?: Record<string, Schema>; items?: Schema };
  * PostgreSQL's text type cannot hold U+0000, so a NUL in any declared field
  * would fail in the database: report it as an invalid field instead. Unknown
  * fields are ignored (DESIGN §5) and never stored, so they are not checked.
+ * Runs on every request, so it walks the data without building arrays on the way.
  */
-function nulErrors(schema: Schema, data: unknown, path = ''): ErrorObject[] {
+function collectNulErrors(schema: Schema, data: unknown, path: string, found: ErrorObject[]): void {
   if (typeof data === 'string') {
-    return data.includes('\u0000')
-      ? [{ keyword: 'x-no-nul', instancePath: path, schemaPath: '', params: {}, data, parentSchema: schema }]
-      : [];
+    if (data.includes('\u0000')) found.push({ keyword: 'x-no-nul', instancePath: path, schemaPath: '', params: {}, data, parentSchema: schema });
+  } else if (Array.isArray(data)) {
+    if (schema.items) for (let i = 0; i < data.length; i++) collectNulErrors(schema.items, data[i], `${path}/${i}`, found);
+  } else if (data !== null && typeof data === 'object' && schema.properties) {
+    for (const key in schema.properties) {
+      if (Object.hasOwn(data, key)) collectNulErrors(schema.properties[key]!, (data as Record<string, unknown>)[key], `${path}/${key}`, found);
+    }
   }
-  if (Array.isArray(data)) return schema.items ? data.flatMap((item, i) => nulErrors(schema.items!, item, `${path}/${i}`)) : [];
-  if (data === null || typeof data !== 'object' || !schema.properties) return [];
-  return Object.entries(schema.properties).flatMap(([key, child]) =>
-    Object.hasOwn(data, key) ? nulErrors(child, (data as Record<string, unknown>)[key], `${path}/${key}`) : [],
-  );
 }
+
+const NO_ERRORS: ErrorObject[] = [];
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+  // Path parameters are matched against token and id shapes instead: a NUL there names nothing (404).
+  const checkNul = httpPart !== 'params';
   const check = (data: unknown) => {
     const valid = validate(data);
-    // Path parameters are matched against token and id shapes instead: a NUL there names nothing (404).
-    const nul = httpPart === 'params' ? [] : nulErrors(schema as Schema, data);
-    check.errors = [...(validate.errors ?? []), ...nul];
-    return valid && nul.length === 0;
+    const found: ErrorObject[] = validate.errors ? [...validate.errors] : [];
+    if (checkNul) collectNulErrors(schema as Schema, data, '', found);
+    check.errors = found.length ? found : NO_ERRORS;
+    return valid && found.length === 0;
   };
-  check.errors = [] as ErrorObject[];
+  check.errors = NO_ERRORS;
   return check as unknown as ReturnType<FastifySchemaCompiler<object>>;
 };
 

@@ -36,8 +36,9 @@ export function gracefulClose(app: FastifyInstance): void {
   });
   app.server.on('upgrade', (request) => inProgress.set(request.socket, Infinity));
 
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('Connection', 'close');
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     closing = true;
