@@ -13,6 +13,7 @@ export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 export interface ServerProcess {
   url: string;
+  pid: number;
   /** The server's output so far (Parley prints the first tenant's token there). */
   output(): string;
   stop(): Promise<void>;
@@ -76,6 +77,7 @@ export async function startProcess(options: {
   }
   return {
     url,
+    pid: child.pid!,
     output: () => fs.readFileSync(logFile, 'utf8'),
     stop: async () => {
       if (child.exitCode === null) {

@@ -31,6 +31,19 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
     for (const row of rows) expect(Number(row.split('|')[4])).toBeGreaterThan(0);
   });
 
+  it('the API diagnosis reports CPU per thread, scavenges and old-space allocation sites', { timeout: 120_000 }, async () => {
+    const { stdout } = await execFileP(
+      process.execPath,
+      ['--import', 'tsx', 'bench/diagnose-api.ts', '--method=POST', '--seconds=1', '--connections=2', '--heap-sample'],
+      { cwd: root, timeout: 110_000 },
+    );
+    expect(stdout).toMatch(/^POST at 2 connections, 1 s: [1-9]\d* requests/m);
+    // The event loop's thread spent CPU on the requests.
+    expect(Number(/^ {2}event loop\s+(\d+)$/m.exec(stdout)?.[1])).toBeGreaterThan(0);
+    expect(stdout).toMatch(/^Scavenges: \d+, median pause/m);
+    expect(stdout).toContain('Allocation sites of objects collected by major GCs');
+  });
+
   it('the data generators keep room_counts and feedback_daily_counts equal to the rows', async () => {
     const { url, drop } = await createPostgresDatabase();
     const handle = await openPostgres(url, 2);

@@ -107,6 +107,17 @@ export function createRoomsRepo(db: Db) {
         additionalEnabled({ tenantId: room.tenant_id, organizationId: room.caller_organization_id }),
       ]),
   );
+  // GET /api/rooms/{token}, compiled once: the organization is a value (null for the
+  // whole tenant) rather than a condition added or not, so that one shape serves both.
+  const findRoom = prepare(db, (args: { tenantId: string; organizationId: string | null; token: string }) =>
+    db
+      .selectFrom('rooms')
+      .selectAll()
+      .select(extras(args))
+      .where('tenant_id', '=', args.tenantId)
+      .where('token', '=', args.token)
+      .where((eb) => eb.or([sql<boolean>`${args.organizationId}::uuid is null`, eb('organization_id', '=', args.organizationId)])),
+  );
   const listed = (scope: RoomScope) => scoped(scope).select(extras(scope));
   /** The room with its extras as they are inside `tx`, after writes to its guest tokens. */
   const reread = (tx: Transaction<Database>, scope: RoomScope, id: number) =>
@@ -142,7 +153,8 @@ export function createRoomsRepo(db: Db) {
     },
 
     async findWithExtras(scope: RoomScope, token: string): Promise<RoomWithExtras | null> {
-      return (await listed(scope).where('token', '=', token).executeTakeFirst()) ?? null;
+      const [row] = await findRoom({ tenantId: scope.tenantId, organizationId: scope.organizationId, token });
+      return row ?? null;
     },
 
     /** Null when the room is gone or its version is not one of `versions`: nothing was written then. */

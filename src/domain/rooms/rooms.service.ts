@@ -109,8 +109,8 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
 
   /**
    * The repository reads a room's extras in the same statement as the row. They
-   * stay on the row object too: copying its thirty columns to drop three cost
-   * more than anything else in this module (bench/README.md).
+   * stay on the row object too: copying thirty columns to leave out three was
+   * work every room request did for nothing.
    */
   function view(row: RoomWithExtras): RoomView {
     return { row, currentParticipants: row.current_participants, additionalTokens: row.additional_tokens, showAdditionalTokens: row.additional_enabled };

@@ -1,0 +1,170 @@
+// Where a room endpoint's time goes in the server process, for finding the
+// next optimization (not a benchmark: its figures are for comparing two builds
+// or two commits under the same load, one after the other).
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR]
+// --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
+// --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
+// Prints, for the measured window (after a warm-up):
+//  - CPU microseconds per request of each thread of the server (main = the
+//    event loop; the others are V8's GC helpers and libuv's pool) and of
+//    PostgreSQL, from /proc;
+//  - scavenges (count, median pause) and what they promoted to the old space
+//    per request, from --trace-gc: old-space growth between two scavenges is
+//    garbage only a major GC will collect;
+//  - with --heap-sample, the allocation sites of objects that died in the old
+//    space (V8's sampling heap profiler keeping objects collected by major GCs),
+//    in bytes per request: pretenured or promoted allocation sites;
+//  - with --cpu-prof=DIR, a CPU profile of the whole run in DIR (Chrome DevTools).
+import fs from 'node:fs';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { runLoad } from './support/load.js';
+import { startBenchPostgres } from './support/postgres.js';
+import { ADMIN_TOKEN, createTenant, freePort, root, startProcess } from './support/processes.js';
+import { flags, median } from './support/stats.js';
+
+const options = flags();
+const method = (options.get('method') ?? 'POST') as 'POST' | 'GET' | 'PUT';
+const connections = Number(options.get('connections') ?? 10);
+const seconds = Number(options.get('seconds') ?? 5);
+const cpuProfDir = options.get('cpu-prof');
+const heapSample = options.has('heap-sample');
+const entry = path.join(path.resolve(options.get('build') ?? root), 'dist/src/main.js');
+const INSPECTOR_PORT = await freePort();
+
+const ROOM = JSON.stringify({ name: 'Consultation', meeting_duration: 30, scheduled_at: '2030-03-10T14:00:00Z', guest_display_name: 'Patient' });
+
+/** Milliseconds of CPU per thread of a process (utime + stime, clock ticks of 10 ms); its main thread is the event loop. */
+function threadCpu(pid: number): Map<string, number> {
+  const result = new Map<string, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    result.set(Number(tid) === pid ? 'event loop' : `${name} (thread ${tid})`, (Number(fields[11]) + Number(fields[12])) * 10);
+  }
+  return result;
+}
+
+/** Milliseconds of CPU of every PostgreSQL process on the machine (the benchmark's cluster is the only one running). */
+function postgresCpu(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('postgres')) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+/** --trace-gc lines: "Scavenge 56.5 (74.8) -> 47.2 (77.1) MB, 6.39 / 0.48 ms". */
+function scavenges(output: string): { before: number; after: number; pause: number }[] {
+  return [...output.matchAll(/Scavenge(?: \([^)]*\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+)/g)].map((m) => ({
+    before: Number(m[1]),
+    after: Number(m[2]),
+    pause: Number(m[3]),
+  }));
+}
+
+async function inspector(port: number) {
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const socket = new WebSocket(target!.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  let lastId = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as { id?: number; result?: unknown };
+    if (message.id) waiting.get(message.id)?.(message.result);
+  });
+  return {
+    call: <T>(name: string, params: object = {}) =>
+      new Promise<T>((resolve) => {
+        waiting.set(++lastId, resolve as (result: unknown) => void);
+        socket.send(JSON.stringify({ id: lastId, method: name, params }));
+      }),
+    close: () => socket.close(),
+  };
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Bytes per request by allocation site (the last three frames). */
+function allocationSites(head: SamplingNode, requests: number): [string, number][] {
+  const sites = new Map<string, number>();
+  const frame = (node: SamplingNode) =>
+    `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/.*node_modules\//, '').replace(root + '/', '')}:${node.callFrame.lineNumber + 1}`;
+  const walk = (node: SamplingNode, stack: string[]) => {
+    const here = [frame(node), ...stack].slice(0, 3);
+    if (node.selfSize) sites.set(here.join(' < '), (sites.get(here.join(' < ')) ?? 0) + node.selfSize);
+    for (const child of node.children) walk(child, here);
+  };
+  walk(head, []);
+  return [...sites].map(([site, bytes]): [string, number] => [site, bytes / requests]).sort((a, b) => b[1] - a[1]);
+}
+
+if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
+const database = await startBenchPostgres({ durable: false, log: () => {} });
+const port = await freePort();
+const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`] : []), ...(heapSample ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
+const server = await startProcess({
+  name: 'diagnose',
+  args: [...nodeFlags, entry],
+  env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: database.url, LOG_LEVEL: 'info' },
+  port,
+  readyPath: '/readyz',
+});
+try {
+  const tenant = await createTenant(server, 'diagnose');
+  const roomPaths: string[] = [];
+  for (let i = 0; i < 100 && method !== 'POST'; i++) {
+    const response = await fetch(server.url + '/api/rooms', { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: ROOM });
+    roomPaths.push(`/api/rooms/${((await response.json()) as { token: string }).token}`);
+  }
+  const load = (loadSeconds: number) =>
+    runLoad({ origin: server.url, method, paths: method === 'POST' ? ['/api/rooms'] : roomPaths, body: method === 'GET' ? undefined : ROOM, token: tenant.token, connections, seconds: loadSeconds, maxRequests: 1_000_000 });
+
+  await load(2); // warm-up: JIT, pool, young generation size
+  const session = heapSample ? await inspector(INSPECTOR_PORT) : null;
+  if (session) {
+    await session.call('HeapProfiler.enable');
+    await session.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+  }
+  const gcBefore = scavenges(server.output()).length;
+  const cpuBefore = threadCpu(server.pid);
+  const postgresBefore = postgresCpu();
+  const result = await load(seconds);
+  const cpuAfter = threadCpu(server.pid);
+  const postgresSpent = postgresCpu() - postgresBefore;
+  const measured = scavenges(server.output()).slice(gcBefore);
+
+  console.log(`${method} at ${connections} connections, ${seconds} s: ${result.total} requests, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
+  console.log('\nCPU per request, by thread of the server (µs):');
+  for (const [thread, ms] of cpuAfter) {
+    const spent = ms - (cpuBefore.get(thread) ?? 0);
+    if (spent > 0) console.log(`  ${thread.padEnd(28)} ${Math.round((spent * 1000) / result.total)}`);
+  }
+  console.log(`  ${'PostgreSQL (all processes)'.padEnd(28)} ${Math.round((postgresSpent * 1000) / result.total)}`);
+  const promoted = measured.slice(1).map((gc, i) => gc.after - measured[i]!.after);
+  console.log(
+    `\nScavenges: ${measured.length}, median pause ${median(measured.map((gc) => gc.pause)).toFixed(2)} ms, ` +
+      `old space grown between scavenges ${((median(promoted.length ? promoted : [0]) * 1e6 * measured.length) / result.total / 1000).toFixed(1)} KB per request (median)`,
+  );
+  if (session) {
+    const { profile } = await session.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
+    session.close();
+    console.log('\nAllocation sites of objects collected by major GCs (bytes per request):');
+    for (const [site, bytes] of allocationSites(profile.head, result.total).slice(0, 15)) console.log(`  ${Math.round(bytes).toString().padStart(6)}  ${site}`);
+  }
+} finally {
+  await server.stop();
+  await database.stop();
+}
