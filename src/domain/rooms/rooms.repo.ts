@@ -42,6 +42,23 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
 }
 
+/** The settings a PUT replaces (§4.4): every one is sent or returns to its default. */
+export type RoomSettings = Pick<
+  NewRoom,
+  | 'name'
+  | 'meeting_duration'
+  | 'scheduled_at'
+  | 'return_url'
+  | 'host_return_url'
+  | 'host_display_name'
+  | 'guest_display_name'
+  | 'enable_chat'
+  | 'enable_screenshare'
+  | 'enable_invites'
+  | 'enable_audio_indicator'
+  | 'permanent'
+>;
+
 /** Further writes that must commit or roll back together with a new room (an Idempotency-Key record). */
 export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promise<void>;
 
@@ -117,6 +134,37 @@ export function createRoomsRepo(db: Db) {
       .where('tenant_id', '=', args.tenantId)
       .where('token', '=', args.token)
       .where((eb) => eb.or([sql<boolean>`${args.organizationId}::uuid is null`, eb('organization_id', '=', args.organizationId)])),
+  );
+  // A PUT of settings alone, compiled once like GET: the organization, the doctor's
+  // removal and the If-Match versions are values, so one shape serves every call.
+  const updateRoomSettings = prepare(
+    db,
+    (a: RoomSettings & { tenantId: string; organizationId: string | null; token: string; updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean; versions: readonly number[] | null }) =>
+      db
+        .updateTable('rooms')
+        .set({
+          name: a.name,
+          meeting_duration: a.meeting_duration,
+          scheduled_at: a.scheduled_at,
+          return_url: a.return_url,
+          host_return_url: a.host_return_url,
+          host_display_name: a.host_display_name,
+          guest_display_name: a.guest_display_name,
+          enable_chat: a.enable_chat,
+          enable_screenshare: a.enable_screenshare,
+          enable_invites: a.enable_invites,
+          enable_audio_indicator: a.enable_audio_indicator,
+          permanent: a.permanent,
+          updated_at: a.updatedAt,
+          doctor_id: sql<string | null>`case when ${a.removeDoctor}::boolean then null else doctor_id end`,
+          cleanup_base_at: sql<Date>`greatest(${a.scheduledEnd}::timestamptz, cleanup_base_at)`,
+        })
+        .where('tenant_id', '=', a.tenantId)
+        .where('token', '=', a.token)
+        .where((eb) => eb.or([sql<boolean>`${a.organizationId}::uuid is null`, eb('organization_id', '=', a.organizationId)]))
+        .where((eb) => eb.or([sql<boolean>`${a.versions}::int[] is null`, sql<boolean>`version = any(${a.versions}::int[])`]))
+        .returningAll()
+        .returning(extras(a)),
   );
   const listed = (scope: RoomScope) => scoped(scope).select(extras(scope));
   /** The room with its extras as they are inside `tx`, after writes to its guest tokens. */
@@ -208,25 +256,40 @@ export function createRoomsRepo(db: Db) {
     /**
      * A PUT of settings alone, found by token in scope, in one statement. The
      * cleanup time becomes the new scheduled end unless activity already put it
-     * later (cleanupBase, in SQL). Null when no room in scope has the token or
-     * its version is not one of `versions`: nothing was written then.
+     * later (cleanupBase, in SQL); `removeDoctor` takes the doctor off the room.
+     * Null when no room in scope has the token or its version is not one of
+     * `versions`: nothing was written then.
      */
     async updateSettings(
       scope: RoomScope,
       token: string,
-      changes: Partial<NewRoom>,
-      scheduledEnd: Date,
+      settings: RoomSettings,
+      change: { updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean },
       versions?: Versions,
     ): Promise<RoomWithExtras | null> {
       if (versions?.length === 0) return null;
-      let update = db
-        .updateTable('rooms')
-        .set({ ...changes, cleanup_base_at: sql<Date>`greatest(${scheduledEnd}::timestamptz, cleanup_base_at)` })
-        .where('tenant_id', '=', scope.tenantId)
-        .where('token', '=', token);
-      if (scope.organizationId !== null) update = update.where('organization_id', '=', scope.organizationId);
-      if (versions) update = update.where('version', 'in', versions);
-      return (await update.returningAll().returning(extras(scope)).executeTakeFirst()) ?? null;
+      const [row] = await updateRoomSettings({
+        name: settings.name,
+        meeting_duration: settings.meeting_duration,
+        scheduled_at: settings.scheduled_at,
+        return_url: settings.return_url,
+        host_return_url: settings.host_return_url,
+        host_display_name: settings.host_display_name,
+        guest_display_name: settings.guest_display_name,
+        enable_chat: settings.enable_chat,
+        enable_screenshare: settings.enable_screenshare,
+        enable_invites: settings.enable_invites,
+        enable_audio_indicator: settings.enable_audio_indicator,
+        permanent: settings.permanent,
+        tenantId: scope.tenantId,
+        organizationId: scope.organizationId,
+        token,
+        updatedAt: change.updatedAt,
+        scheduledEnd: change.scheduledEnd,
+        removeDoctor: change.removeDoctor,
+        versions: versions ?? null,
+      });
+      return row ?? null;
     },
 
     /** Closes the room unless it is closed already (or its version is not one of `versions`); the closed row, else null. */

@@ -194,8 +194,13 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         // instead of a read and then a write (bench/README.md). Same answers: nothing
         // can fail with 400 or 422 here, and writeRefused tells 404 from 412.
         const values = settings(principal, input);
-        const changes = { ...values, ...(input.doctor_id === null ? { doctor_id: null } : {}), updated_at: clock.now() };
-        const row = await rooms.updateSettings(scopeOf(principal), token, changes, scheduledEnd(values.scheduled_at, values.meeting_duration), versions);
+        const row = await rooms.updateSettings(
+          scopeOf(principal),
+          token,
+          values,
+          { updatedAt: clock.now(), scheduledEnd: scheduledEnd(values.scheduled_at, values.meeting_duration), removeDoctor: input.doctor_id === null },
+          versions,
+        );
         if (!row) return writeRefused(principal, token);
         events.publish({ type: 'room-updated', roomId: row.id });
         return view(row);
