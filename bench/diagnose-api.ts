@@ -101,7 +101,7 @@ interface SamplingNode {
 function allocationSites(head: SamplingNode, requests: number): [string, number][] {
   const sites = new Map<string, number>();
   const frame = (node: SamplingNode) =>
-    `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/.*node_modules\//, '').replace(root + '/', '')}:${node.callFrame.lineNumber + 1}`;
+    `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, '').replace(root + '/', '')}:${node.callFrame.lineNumber + 1}`;
   const walk = (node: SamplingNode, stack: string[]) => {
     const here = [frame(node), ...stack].slice(0, 3);
     if (node.selfSize) sites.set(here.join(' < '), (sites.get(here.join(' < ')) ?? 0) + node.selfSize);

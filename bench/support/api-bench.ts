@@ -110,7 +110,7 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
       if (ours !== theirs) throw new Error(`the baseline's room differs from Parley's:\n${ours}\n${theirs}`);
     }
 
-    const endpoints = ENDPOINTS.filter((e) => !only || e.label.includes(only));
+    const endpoints = ENDPOINTS.filter((e) => !only || only.split(',').some((part) => e.label.includes(part)));
     const measure = (target: Target, endpoint: (typeof ENDPOINTS)[number], connections: number, secs: number) =>
       runLoad({
         origin: target.server.url,

@@ -1,9 +1,10 @@
 // Statements built and compiled once, for the hottest paths. Kysely builds an
 // immutable operation tree and compiles it to SQL on every call; for the token
-// lookup every API request makes and for a room create, that was a sixth of
-// the request's JavaScript (bench/README.md). Here the builder runs once with
-// placeholders where the values go; each call only puts its values in their
-// places. The statement stays typed and written with Kysely like every other.
+// lookup every API request makes and for a room create, that was the largest
+// item of Parley's own in the request's profile (bench/README.md). Here the
+// builder runs once with placeholders where the values go; each call only puts
+// its values in their places. The statement stays typed and written with
+// Kysely like every other.
 import type { Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './client.js';
 

@@ -31,10 +31,10 @@ let stdout: { write(line: string): void } | undefined;
 
 /**
  * stdout, one write per turn of the event loop: the lines of every answer given
- * in that turn go out together, synchronously, right after it. A write per line
- * (pino's default) or one handed to the thread pool (sync: false) each cost a
- * request ~15% of the server's CPU under load (bench/README.md). Nothing waits
- * for a timer, and what a turn leaves when the process exits is written then.
+ * in that turn go out together, synchronously, right after it. A blocking write
+ * per line (pino's default) or one handed to the thread pool (sync: false) was
+ * a measurable part of every request (bench/README.md). Nothing waits for a
+ * timer, and what a turn leaves when the process exits is written then.
  * One per process: every app built in it shares the descriptor.
  */
 function stdoutLines() {

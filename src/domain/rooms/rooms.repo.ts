@@ -59,6 +59,10 @@ export type RoomSettings = Pick<
   | 'permanent'
 >;
 
+/** The values of the compiled PUT of settings alone (updateSettings). */
+type SettingsUpdate = RoomSettings &
+  RoomScope & { token: string; updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean; versions: Versions | null };
+
 /** Further writes that must commit or roll back together with a new room (an Idempotency-Key record). */
 export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promise<void>;
 
@@ -139,7 +143,7 @@ export function createRoomsRepo(db: Db) {
   // removal and the If-Match versions are values, so one shape serves every call.
   const updateRoomSettings = prepare(
     db,
-    (a: RoomSettings & { tenantId: string; organizationId: string | null; token: string; updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean; versions: readonly number[] | null }) =>
+    (a: SettingsUpdate) =>
       db
         .updateTable('rooms')
         .set({
