@@ -141,9 +141,9 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       const now = clock.now();
       const values = settings(principal, input);
       // One literal naming every column, not a spread of the settings plus the
-      // rest: V8 built the spread one property at a time, and the allocation site
-      // ended up pretenured, each create leaving ~8 KB of garbage in the old
-      // space for major GCs to collect (bench/README.md).
+      // rest: V8 built the spread one property at a time, ~8 KB of allocations
+      // per create, which its pretenuring then put in the old space (main.ts
+      // now turns that off; bench/README.md).
       const room: NewRoom = {
         tenant_id: principal.tenantId,
         organization_id: owner.organizationId,
