@@ -1,4 +1,4 @@
-import { sql, type Selectable, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { prepare } from '../../db/prepared.js';
 import { WHOLE_TENANT, type Database, type RoomsTable } from '../../db/schema.js';
@@ -105,6 +105,12 @@ function extras(scope: RoomScope) {
   ];
 }
 
+/** The organization as a value, null for the whole tenant: one statement shape serves both token kinds. */
+function inOrganization(organizationId: string | null) {
+  return (eb: ExpressionBuilder<Database, 'rooms'>) =>
+    eb.or([sql<boolean>`${organizationId}::uuid is null`, eb('organization_id', '=', organizationId)]);
+}
+
 function additionalEnabled(scope: RoomScope) {
   return featureEnabledSql(scope.tenantId, scope.organizationId, 'additional_participants').as('additional_enabled');
 }
@@ -128,8 +134,7 @@ export function createRoomsRepo(db: Db) {
         additionalEnabled({ tenantId: room.tenant_id, organizationId: room.caller_organization_id }),
       ]),
   );
-  // GET /api/rooms/{token}, compiled once: the organization is a value (null for the
-  // whole tenant) rather than a condition added or not, so that one shape serves both.
+  // GET /api/rooms/{token}, compiled once.
   const findRoom = prepare(db, (args: { tenantId: string; organizationId: string | null; token: string }) =>
     db
       .selectFrom('rooms')
@@ -137,10 +142,10 @@ export function createRoomsRepo(db: Db) {
       .select(extras(args))
       .where('tenant_id', '=', args.tenantId)
       .where('token', '=', args.token)
-      .where((eb) => eb.or([sql<boolean>`${args.organizationId}::uuid is null`, eb('organization_id', '=', args.organizationId)])),
+      .where(inOrganization(args.organizationId)),
   );
-  // A PUT of settings alone, compiled once like GET: the organization, the doctor's
-  // removal and the If-Match versions are values, so one shape serves every call.
+  // A PUT of settings alone, compiled once like GET: the doctor's removal and the
+  // If-Match versions are values too, so one shape serves every call.
   const updateRoomSettings = prepare(
     db,
     (a: SettingsUpdate) =>
@@ -165,7 +170,7 @@ export function createRoomsRepo(db: Db) {
         })
         .where('tenant_id', '=', a.tenantId)
         .where('token', '=', a.token)
-        .where((eb) => eb.or([sql<boolean>`${a.organizationId}::uuid is null`, eb('organization_id', '=', a.organizationId)]))
+        .where(inOrganization(a.organizationId))
         .where((eb) => eb.or([sql<boolean>`${a.versions}::int[] is null`, sql<boolean>`version = any(${a.versions}::int[])`]))
         .returningAll()
         .returning(extras(a)),
@@ -273,24 +278,11 @@ export function createRoomsRepo(db: Db) {
     ): Promise<RoomWithExtras | null> {
       if (versions?.length === 0) return null;
       const [row] = await updateRoomSettings({
-        name: settings.name,
-        meeting_duration: settings.meeting_duration,
-        scheduled_at: settings.scheduled_at,
-        return_url: settings.return_url,
-        host_return_url: settings.host_return_url,
-        host_display_name: settings.host_display_name,
-        guest_display_name: settings.guest_display_name,
-        enable_chat: settings.enable_chat,
-        enable_screenshare: settings.enable_screenshare,
-        enable_invites: settings.enable_invites,
-        enable_audio_indicator: settings.enable_audio_indicator,
-        permanent: settings.permanent,
+        ...settings,
+        ...change,
         tenantId: scope.tenantId,
         organizationId: scope.organizationId,
         token,
-        updatedAt: change.updatedAt,
-        scheduledEnd: change.scheduledEnd,
-        removeDoctor: change.removeDoctor,
         versions: versions ?? null,
       });
       return row ?? null;
