@@ -1,12 +1,12 @@
 // A stand-in for an integrator's web site in the browser security tests: a
 // plain HTTP server on its own loopback port (so its own origin), serving
-// what the test renders, and keeping every path it was asked for.
+// what the test renders, and keeping every page it was asked for.
 import http from 'node:http';
 import type net from 'node:net';
 
 export interface Site {
   origin: string;
-  /** Paths (with query) requested so far, in order. */
+  /** Paths (with query) of the pages requested so far, in order; not the browser's own favicon fetches. */
   hits: string[];
   close(): Promise<void>;
 }
@@ -15,8 +15,9 @@ export async function startSite(render: (url: URL) => string): Promise<Site> {
   const hits: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    hits.push(url.pathname + url.search);
+    // Chromium fetches a site's favicon after some navigations and not others: not a page the test sent it to.
     if (url.pathname === '/favicon.ico') return res.writeHead(404).end();
+    hits.push(url.pathname + url.search);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(render(url));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
