@@ -6,7 +6,8 @@
 // unique index, constant-time comparison) and then ONE statement that fetches
 // or writes the room together with what its representation needs (connected
 // participants, additional guest tokens, the additional_participants toggle):
-// the fewest round trips a careful hand-written server would make. The list
+// the fewest round trips a careful hand-written server would make. Statements
+// are named (prepared once per connection), as a careful server's would be. The list
 // reads Total-Count from room_counts like Parley. Responses have the same
 // fields as Parley's (JSON.stringify). Validation is a few hand-written checks.
 //
@@ -25,6 +26,14 @@ const pool = new pg.Pool({
       oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   },
 });
+// Every statement a named one: PostgreSQL parses and plans it once per
+// connection, as Parley's hot statements (src/db/prepared.ts).
+const statementNames = new Map<string, string>();
+function query(text: string, values: unknown[]) {
+  let name = statementNames.get(text);
+  if (name === undefined) statementNames.set(text, (name = `baseline_${statementNames.size + 1}`));
+  return pool.query({ name, text, values });
+}
 const publicUrl = process.env.PUBLIC_URL ?? 'http://localhost:3000';
 const WHOLE_TENANT = '00000000-0000-0000-0000-000000000000';
 const API_TOKEN = /^prl_[A-Za-z0-9_-]{43}$/;
@@ -40,7 +49,7 @@ async function authenticate(header: string | undefined): Promise<Principal | nul
   const token = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
   if (!token || !API_TOKEN.test(token)) return null;
   const digest = createHash('sha256').update(token, 'utf8').digest();
-  const { rows } = await pool.query(
+  const { rows } = await query(
     `select t.id, t.token_hash, t.tenant_id, t.organization_id, t.revoked_at, tn.timezone, tn.default_return_url
        from api_tokens t join tenants tn on tn.id = t.tenant_id where t.token_hash = $1`,
     [digest],
@@ -134,7 +143,7 @@ function settings(body: Row): Settings | null {
 const scheduledEnd = (s: Settings) => new Date(s.scheduled_at.getTime() + s.meeting_duration * 60_000);
 
 async function getRoom(principal: Principal, token: string): Promise<[number, unknown]> {
-  const { rows } = await pool.query(
+  const { rows } = await query(
     `select r.*, ${EXTRAS}, ${SHOW_ADDITIONAL('$1', '$3')}
        from rooms r where r.tenant_id = $1 and r.token = $2 and ($3::uuid is null or r.organization_id = $3)`,
     [principal.tenantId, token, principal.organizationId],
@@ -145,7 +154,7 @@ async function getRoom(principal: Principal, token: string): Promise<[number, un
 async function createRoom(principal: Principal, s: Settings): Promise<[number, unknown]> {
   const now = new Date();
   const end = scheduledEnd(s);
-  const { rows } = await pool.query(
+  const { rows } = await query(
     `with r as (
        insert into rooms (tenant_id, organization_id, doctor_id, token, access_token, guest_token, name, status,
          host_display_name, guest_display_name, enable_chat, enable_screenshare, enable_invites, enable_audio_indicator,
@@ -164,7 +173,7 @@ async function createRoom(principal: Principal, s: Settings): Promise<[number, u
 }
 
 async function updateRoom(principal: Principal, token: string, s: Settings): Promise<[number, unknown]> {
-  const { rows } = await pool.query(
+  const { rows } = await query(
     `with r as (
        update rooms set name = $4, meeting_duration = $5, scheduled_at = $6, return_url = $7, host_return_url = $8,
          host_display_name = $9, guest_display_name = $10, enable_chat = $11, enable_screenshare = $12, enable_invites = $13,
@@ -184,10 +193,10 @@ async function updateRoom(principal: Principal, token: string, s: Settings): Pro
 async function listRooms(principal: Principal, page: number, perPage: number, res: http.ServerResponse): Promise<[number, unknown]> {
   const org = principal.organizationId;
   const [counted, listed] = await Promise.all([
-    pool.query(`select (select count from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
+    query(`select (select count from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
       principal.tenantId, org ?? WHOLE_TENANT, org,
     ]),
-    pool.query(
+    query(
       `select r.*, ${EXTRAS} from rooms r where r.tenant_id = $1 and ($2::uuid is null or r.organization_id = $2) order by r.id limit $3 offset $4`,
       [principal.tenantId, org, perPage, (page - 1) * perPage],
     ),

@@ -1,9 +1,11 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
+// --baseline: the same measurements of bench/baseline-server.ts on the same
+// database and rooms (Parley still makes them), to see what Parley adds.
 // Prints, for the measured window (after a warm-up):
 //  - CPU microseconds per request of each thread of the server (main = the
 //    event loop; the others are V8's GC helpers and libuv's pool) and of
@@ -14,13 +16,15 @@
 //  - with --heap-sample, the allocation sites of objects that died in the old
 //    space (V8's sampling heap profiler keeping objects collected by major GCs),
 //    in bytes per request: pretenured or promoted allocation sites;
-//  - with --cpu-prof=DIR, a CPU profile of the whole run in DIR (Chrome DevTools).
+//  - with --cpu-prof=DIR, a CPU profile of the measured window in DIR (Chrome
+//    DevTools) and its self time per request by package (node_modules/<name>,
+//    node:<module>, Parley's own files, V8's GC, idle).
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { runLoad } from './support/load.js';
 import { startBenchPostgres } from './support/postgres.js';
-import { ADMIN_TOKEN, createTenant, freePort, root, startProcess } from './support/processes.js';
+import { ADMIN_TOKEN, createTenant, freePort, root, startBaseline, startProcess } from './support/processes.js';
 import { flags, median } from './support/stats.js';
 
 const options = flags();
@@ -29,6 +33,7 @@ const connections = Number(options.get('connections') ?? 10);
 const seconds = Number(options.get('seconds') ?? 5);
 const cpuProfDir = options.get('cpu-prof');
 const heapSample = options.has('heap-sample');
+const baseline = options.has('baseline');
 const entry = path.join(path.resolve(options.get('build') ?? root), 'dist/src/main.js');
 const INSPECTOR_PORT = await freePort();
 
@@ -111,30 +116,65 @@ function allocationSites(head: SamplingNode, requests: number): [string, number]
   return [...sites].map(([site, bytes]): [string, number] => [site, bytes / requests]).sort((a, b) => b[1] - a[1]);
 }
 
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where a sampled node's code lives: a package, a node: module, Parley's own file, or what V8 names it. */
+function packageOf(callFrame: CpuProfile['nodes'][number]['callFrame']): string {
+  const { url, functionName } = callFrame;
+  if (!url) return functionName || '(native)';
+  const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (dependency) return dependency[1]!;
+  if (url.startsWith('node:')) return url;
+  return url.replace(/^file:\/\//, '').replace(root + '/', '');
+}
+
+/** Microseconds of self time per request, by package, largest first. */
+function selfTimeByPackage(profile: CpuProfile, requests: number): [string, number][] {
+  const where = new Map(profile.nodes.map((node) => [node.id, packageOf(node.callFrame)]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const key = where.get(id)!;
+    totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return [...totals].map(([key, micros]): [string, number] => [key, micros / requests]).sort((a, b) => b[1] - a[1]);
+}
+
 if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 const database = await startBenchPostgres({ durable: false, log: () => {} });
 const port = await freePort();
-const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfDir)}`] : []), ...(heapSample ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
-const server = await startProcess({
+const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(heapSample || cpuProfDir ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
+const parley = await startProcess({
   name: 'diagnose',
-  args: [...nodeFlags, entry],
+  args: [...(baseline ? [] : nodeFlags), entry],
   env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: database.url, LOG_LEVEL: 'info' },
   port,
   readyPath: '/readyz',
 });
+let server = parley;
 try {
-  const tenant = await createTenant(server, 'diagnose');
+  const tenant = await createTenant(parley, 'diagnose');
   const roomPaths: string[] = [];
   for (let i = 0; i < 100 && method !== 'POST'; i++) {
-    const response = await fetch(server.url + '/api/rooms', { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: ROOM });
+    const response = await fetch(parley.url + '/api/rooms', { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: ROOM });
     roomPaths.push(`/api/rooms/${((await response.json()) as { token: string }).token}`);
   }
+  // The baseline serves the tenant's rooms from the same database; POSTs go to its own tenant's rooms alike.
+  if (baseline) server = await startBaseline(database.url, 20, parley.url, nodeFlags);
   const load = (loadSeconds: number) =>
     runLoad({ origin: server.url, method, paths: method === 'POST' ? ['/api/rooms'] : roomPaths, body: method === 'GET' ? undefined : ROOM, token: tenant.token, connections, seconds: loadSeconds, maxRequests: 1_000_000 });
 
   await load(2); // warm-up: JIT, pool, young generation size
-  const session = heapSample ? await inspector(INSPECTOR_PORT) : null;
-  if (session) {
+  const session = heapSample || cpuProfDir ? await inspector(INSPECTOR_PORT) : null;
+  if (session && cpuProfDir) {
+    await session.call('Profiler.enable');
+    await session.call('Profiler.setSamplingInterval', { interval: 100 });
+    await session.call('Profiler.start');
+  }
+  if (session && heapSample) {
     await session.call('HeapProfiler.enable');
     await session.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
   }
@@ -158,13 +198,21 @@ try {
     `\nScavenges: ${measured.length}, median pause ${median(measured.map((gc) => gc.pause)).toFixed(2)} ms, ` +
       `old space grown between scavenges ${((median(promoted.length ? promoted : [0]) * 1e6 * measured.length) / result.total / 1000).toFixed(1)} KB per request (median)`,
   );
-  if (session) {
+  if (session && cpuProfDir) {
+    const { profile } = await session.call<{ profile: CpuProfile }>('Profiler.stop');
+    const file = path.join(cpuProfDir, `${method}-${connections}-${Date.now()}.cpuprofile`);
+    fs.writeFileSync(file, JSON.stringify(profile));
+    console.log(`\nCPU profile of the measured window: ${file}\nSelf time per request by package (µs; sampled wall time of the event loop):`);
+    for (const [where, micros] of selfTimeByPackage(profile, result.total).slice(0, 20)) console.log(`  ${micros.toFixed(1).padStart(7)}  ${where}`);
+  }
+  if (session && heapSample) {
     const { profile } = await session.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
-    session.close();
     console.log('\nAllocation sites of objects collected by major GCs (bytes per request):');
     for (const [site, bytes] of allocationSites(profile.head, result.total).slice(0, 15)) console.log(`  ${Math.round(bytes).toString().padStart(6)}  ${site}`);
   }
+  session?.close();
 } finally {
-  await server.stop();
+  if (server !== parley) await server.stop();
+  await parley.stop();
   await database.stop();
 }

@@ -16,6 +16,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   databasePoolSize: number;
+  /** Named statements for the hottest queries (db/prepared.ts); off for a pooler that cannot keep them. */
+  databasePreparedStatements: boolean;
   adminToken: string | null;
   logLevel: string;
   nodeId: string;
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    databasePreparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
     adminToken,
     logLevel: env.LOG_LEVEL || 'info',
     nodeId: env.NODE_ID || randomUUID(),

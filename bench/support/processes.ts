@@ -121,11 +121,11 @@ export async function startParley(
 }
 
 /** The minimal node:http server of bench/baseline-server.ts, run through tsx like the benchmarks. */
-export async function startBaseline(databaseUrl: string, poolSize: number, publicUrl: string): Promise<ServerProcess> {
+export async function startBaseline(databaseUrl: string, poolSize: number, publicUrl: string, nodeFlags: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
   return startProcess({
     name: 'baseline',
-    args: ['--import', 'tsx', path.join(root, 'bench/baseline-server.ts')],
+    args: [...nodeFlags, '--import', 'tsx', path.join(root, 'bench/baseline-server.ts')],
     env: { PORT: String(port), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize), PUBLIC_URL: publicUrl },
     port,
     readyPath: '/healthz',

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { preparedStatementName } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -56,10 +57,26 @@ function describeDatabaseUrl(url: string): string {
   }
 }
 
-export async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+/**
+ * A pg client that runs the statements prepare() compiled as named statements,
+ * so that PostgreSQL parses and plans each once per connection (prepared.ts).
+ * Kysely passes every statement as (text, values); other statements run unnamed.
+ */
+class PreparingClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const [text, values] = args;
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedStatementName(text) : undefined;
+    if (name !== undefined) args.splice(0, 2, { name, text, values });
+    return (super.query as (...a: unknown[]) => never)(...args);
+  }
+}
+
+/** preparedStatements false: every statement unnamed (for a pooler that cannot keep named ones, docs/configuration.md). */
+export async function openPostgres(url: string, poolSize: number, preparedStatements = true): Promise<DatabaseHandle> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    ...(preparedStatements ? { Client: PreparingClient } : {}),
     // Fail fast instead of hanging when the server is down (503, not a stuck request).
     connectionTimeoutMillis: 5000,
     types: {
@@ -172,8 +189,8 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
   }
 }
 
-export function openDatabase(config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number }) {
+export function openDatabase(config: { databaseUrl: string | null; dataDir: string; databasePoolSize: number; databasePreparedStatements: boolean }) {
   return config.databaseUrl
-    ? openPostgres(config.databaseUrl, config.databasePoolSize)
+    ? openPostgres(config.databaseUrl, config.databasePoolSize, config.databasePreparedStatements)
     : openPGlite(config.dataDir);
 }

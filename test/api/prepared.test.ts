@@ -2,11 +2,11 @@
 // their places, next to the constants the builder wrote into it.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/db/client.js';
-import { prepare } from '../../src/db/prepared.js';
-import { openTestDatabase } from '../helpers/database.js';
+import { openPostgres, type DatabaseHandle, type Db } from '../../src/db/client.js';
+import { prepare, preparedStatementName } from '../../src/db/prepared.js';
+import { openTestDatabase, testDb } from '../helpers/database.js';
 
-let database: DatabaseHandle;
+let database: DatabaseHandle & { url: string | null };
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -54,5 +54,65 @@ describe('prepare', () => {
     );
     expect(await both({ name: 'Beta' })).toEqual([{ id: '00000000-0000-4000-8000-000000000002' }]);
     expect(await both({ name: 'Alpha' })).toEqual([]);
+  });
+});
+
+// On PostgreSQL each compiled statement is a named one (client.ts): parsed and
+// planned once per connection. One connection per handle here, so the test sees
+// the statements its own queries prepared.
+describe.skipIf(testDb !== 'postgres')('named statements on PostgreSQL', () => {
+  const onOneConnection = async (preparedStatements: boolean) => openPostgres(database.url!, 1, preparedStatements);
+  const preparedOn = (db: Db) =>
+    sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db).then((r) => r.rows);
+
+  it('prepares a compiled statement once on the connection and runs it by name after that', async () => {
+    const handle = await onOneConnection(true);
+    try {
+      const { db } = handle;
+      const find = prepare(db, ({ name }: { name: string }) => db.selectFrom('tenants').select(['id', 'name']).where('name', '=', name));
+      expect(await find({ name: 'Alpha' })).toHaveLength(1);
+      expect(await find({ name: 'Beta' })).toHaveLength(1);
+      const compiled = db.selectFrom('tenants').select(['id', 'name']).where('name', '=', 'x').compile().sql;
+      const prepared = await preparedOn(db);
+      expect(prepared).toEqual([{ name: preparedStatementName(compiled), statement: compiled }]);
+      // Anything else stays unnamed.
+      await db.selectFrom('tenants').select('timezone').where('name', '=', 'Alpha').execute();
+      expect(await preparedOn(db)).toHaveLength(1);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('keeps working when a migration adds a column: the statement names its columns', async () => {
+    const handle = await onOneConnection(true);
+    try {
+      const { db } = handle;
+      await sql`create table scratch_rooms (id int primary key, name text not null)`.execute(db);
+      await sql`insert into scratch_rooms values (1, 'one')`.execute(db);
+      const scratch = db.withTables<{ scratch_rooms: { id: number; name: string } }>();
+      const named = prepare(scratch, ({ id }: { id: number }) => scratch.selectFrom('scratch_rooms').select(['id', 'name']).where('id', '=', id));
+      const star = prepare(scratch, ({ id }: { id: number }) => scratch.selectFrom('scratch_rooms').selectAll().where('id', '=', id));
+      expect(await named({ id: 1 })).toEqual([{ id: 1, name: 'one' }]);
+      expect(await star({ id: 1 })).toEqual([{ id: 1, name: 'one' }]);
+
+      await sql`alter table scratch_rooms add column extra text`.execute(db);
+      expect(await named({ id: 1 })).toEqual([{ id: 1, name: 'one' }]);
+      // Why: PostgreSQL refuses a prepared `*` whose columns changed under it.
+      await expect(star({ id: 1 })).rejects.toThrow(/cached plan must not change result type/);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('prepares nothing with DATABASE_PREPARED_STATEMENTS off', async () => {
+    const handle = await onOneConnection(false);
+    try {
+      const { db } = handle;
+      const find = prepare(db, ({ name }: { name: string }) => db.selectFrom('tenants').select(['id', 'name']).where('name', '=', name));
+      expect(await find({ name: 'Alpha' })).toHaveLength(1);
+      expect(await preparedOn(db)).toEqual([]);
+    } finally {
+      await handle.close();
+    }
   });
 });

@@ -8,8 +8,12 @@ import { featureEnabledSql } from '../tenants/tenants.repo.js';
 export type RoomRow = Selectable<RoomsTable>;
 export type NewRoom = Omit<RoomRow, 'id' | 'version'>;
 
-/** Every column of a new room; the compiler checks that none is missing. */
-const NEW_ROOM_COLUMNS = Object.keys({
+/**
+ * Every column of a room; the compiler checks that none is missing. The
+ * prepared statements name them instead of `*` (db/prepared.ts).
+ */
+const ROOM_COLUMNS = Object.keys({
+  id: true,
   tenant_id: true,
   organization_id: true,
   doctor_id: true,
@@ -36,7 +40,11 @@ const NEW_ROOM_COLUMNS = Object.keys({
   closed_at: true,
   emptied_at: true,
   cleanup_base_at: true,
-} satisfies Record<keyof NewRoom, true>) as (keyof NewRoom)[];
+  version: true,
+} satisfies Record<keyof RoomRow, true>) as (keyof RoomRow)[];
+
+/** What an insert gives: all but the generated id and version. */
+const NEW_ROOM_COLUMNS = ROOM_COLUMNS.filter((column): column is keyof NewRoom => column !== 'id' && column !== 'version');
 
 function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
@@ -127,7 +135,7 @@ export function createRoomsRepo(db: Db) {
     db
       .insertInto('rooms')
       .values(pick(room, NEW_ROOM_COLUMNS))
-      .returningAll()
+      .returning(ROOM_COLUMNS)
       .returning([
         sql<string[]>`'{}'::text[]`.as('current_participants'),
         sql<string[]>`'{}'::text[]`.as('additional_tokens'),
@@ -138,7 +146,7 @@ export function createRoomsRepo(db: Db) {
   const findRoom = prepare(db, (args: { tenantId: string; organizationId: string | null; token: string }) =>
     db
       .selectFrom('rooms')
-      .selectAll()
+      .select(ROOM_COLUMNS)
       .select(extras(args))
       .where('tenant_id', '=', args.tenantId)
       .where('token', '=', args.token)
@@ -172,7 +180,7 @@ export function createRoomsRepo(db: Db) {
         .where('token', '=', a.token)
         .where(inOrganization(a.organizationId))
         .where((eb) => eb.or([sql<boolean>`${a.versions}::int[] is null`, sql<boolean>`version = any(${a.versions}::int[])`]))
-        .returningAll()
+        .returning(ROOM_COLUMNS)
         .returning(extras(a)),
   );
   const listed = (scope: RoomScope) => scoped(scope).select(extras(scope));
