@@ -11,7 +11,7 @@ import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-erro
 import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
-import { loggerOptions } from './logging.js';
+import { createLogging } from './logging.js';
 import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.routes.js';
@@ -39,8 +39,9 @@ const API_BODY_LIMIT = 64 * 1024;
 
 export async function buildApp({ services, logStream, readiness = [], plugins = [] }: AppOptions): Promise<FastifyInstance> {
   const { config } = services;
+  const logging = createLogging(config.logLevel, logStream);
   const app = Fastify({
-    logger: loggerOptions(config.logLevel, logStream),
+    loggerInstance: logging.logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: API_BODY_LIMIT,
     trustProxy: config.trustProxy,
@@ -79,7 +80,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     const route = request.routeOptions.url ?? '(no route)';
     const elapsed = reply.elapsedTime;
     services.metrics.httpDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, elapsed / 1000);
-    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(elapsed) }, 'request');
+    logging.requestLine(request.id, request.method, route, reply.statusCode, Math.round(elapsed));
     done();
   });
 
