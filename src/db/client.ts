@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
-import { preparedStatementName } from './prepared.js';
+import { runStatementsWith } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -57,26 +57,11 @@ function describeDatabaseUrl(url: string): string {
   }
 }
 
-/**
- * A pg client that runs the statements prepare() compiled as named statements,
- * so that PostgreSQL parses and plans each once per connection (prepared.ts).
- * Kysely passes every statement as (text, values); other statements run unnamed.
- */
-class PreparingClient extends pg.Client {
-  override query(...args: unknown[]): never {
-    const [text, values] = args;
-    const name = typeof text === 'string' && Array.isArray(values) ? preparedStatementName(text) : undefined;
-    if (name !== undefined) args.splice(0, 2, { name, text, values });
-    return (super.query as (...a: unknown[]) => never)(...args);
-  }
-}
-
 /** preparedStatements false: every statement unnamed (for a pooler that cannot keep named ones, docs/configuration.md). */
 export async function openPostgres(url: string, poolSize: number, preparedStatements = true): Promise<DatabaseHandle> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    ...(preparedStatements ? { Client: PreparingClient } : {}),
     // Fail fast instead of hanging when the server is down (503, not a stuck request).
     connectionTimeoutMillis: 5000,
     types: {
@@ -96,6 +81,21 @@ export async function openPostgres(url: string, poolSize: number, preparedStatem
   // 503), and the pool drops the client when it is released.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // prepare()'s statements, straight on the pool (prepared.ts). The client goes back
+  // to the pool as Kysely's would: an error of the statement keeps the connection.
+  runStatementsWith(db, (name, text, parameters) => {
+    const statement = { ...(preparedStatements ? { name } : {}), text, values: parameters as unknown[] };
+    return new Promise((resolve, reject) =>
+      pool.connect((connectError, client, release) => {
+        if (connectError || !client) return reject(connectError);
+        client.query(statement, (error: Error | null, result: pg.QueryResult) => {
+          release();
+          if (error) reject(error);
+          else resolve(result.rows);
+        });
+      }),
+    );
+  });
   return {
     db,
     withScriptRunner: async (fn) => {

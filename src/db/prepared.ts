@@ -6,21 +6,29 @@
 // its values in their places. The statement stays typed and written with
 // Kysely like every other.
 //
-// On PostgreSQL each of these is also a named (server-side prepared)
-// statement (client.ts): a connection parses and plans it once, not on every
-// call. For GET room that halved the CPU PostgreSQL spends per request
-// (bench/README.md). Such a statement names its columns instead of `*`: a
-// migration that adds a column must not change the rows of a statement another
-// node has prepared (PostgreSQL refuses to run it then).
+// On PostgreSQL they skip Kysely's executor (its connection provider and
+// driver layers, some microseconds and promises per statement) and go to the
+// pool directly, each as a named (server-side prepared) statement: a
+// connection parses and plans it once, not on every call. For GET room that
+// halved the CPU PostgreSQL spends per request (bench/README.md). Such a
+// statement names its columns instead of `*`: a migration that adds a column
+// must not change the rows of a statement another node has prepared
+// (PostgreSQL refuses to run it then). They never run inside a transaction.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 
-/** The SQL texts compiled here, and the name each is prepared under on a connection. */
-const statementNames = new Map<string, string>();
+/** Runs a compiled statement under its name; returns its rows. */
+export type StatementRunner = (name: string, sql: string, parameters: readonly unknown[]) => Promise<unknown[]>;
 
-/** The name of a statement compiled by prepare(), for the PostgreSQL driver; undefined for any other SQL. */
-export function preparedStatementName(sqlText: string): string | undefined {
-  return statementNames.get(sqlText);
+// By executor: `db.withTables()` and the like share it.
+const runners = new WeakMap<object, StatementRunner>();
+
+/** Statements prepare() compiles for `db` from now on run through `run` instead of Kysely's executor (client.ts). */
+export function runStatementsWith<DB>(db: Kysely<DB>, run: StatementRunner): void {
+  runners.set(db.getExecutor(), run);
 }
+
+/** Each SQL text compiled here has one name, whichever database it runs on. */
+const statementNames = new Map<string, string>();
 
 /** Stands for the argument of this name in the compiled statement's parameters. */
 class Placeholder {
@@ -38,11 +46,10 @@ export function prepare<DB, Args extends object, Row>(db: Kysely<DB>, build: (ar
   const standIns = new Proxy({} as Args, { get: (_target, name) => new Placeholder(String(name)) });
   const template: CompiledQuery<Row> = build(standIns).compile();
   if (!statementNames.has(template.sql)) statementNames.set(template.sql, `parley_${statementNames.size + 1}`);
+  const name = statementNames.get(template.sql)!;
   const slots = template.parameters.map((value) => (value instanceof Placeholder ? value.name : null));
-  return async (args) => {
-    const values = args as Record<string, unknown>;
-    const parameters = slots.map((name, i) => (name === null ? template.parameters[i] : values[name]));
-    const result = await db.executeQuery<Row>({ ...template, parameters });
-    return result.rows;
-  };
+  const parametersOf = (args: Args) => slots.map((slot, i) => (slot === null ? template.parameters[i] : (args as Record<string, unknown>)[slot]));
+  const run = runners.get(db.getExecutor());
+  if (run) return (args) => run(name, template.sql, parametersOf(args)) as Promise<Row[]>;
+  return async (args) => (await db.executeQuery<Row>({ ...template, parameters: parametersOf(args) })).rows;
 }
