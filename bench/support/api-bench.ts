@@ -153,10 +153,10 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
           // Ratios are taken within each repetition (measured back to back, under the
           // same background load) and then their median: steadier than a ratio of medians.
           const rpsRatio = median(runs.map((r, i) => r.requestsPerSecond / ref[i]!.requestsPerSecond));
-          const p99Ratio = median(runs.map((r, i) => r.p99 / Math.max(ref[i]!.p99, 1)));
+          const p99Ratio = median(runs.map((r, i) => r.p99 / Math.max(ref[i]!.p99, 0.001)));
           rows.push([
             endpoint.label, connections, target.name, fixed(median(runs.map((r) => r.requestsPerSecond)), 0),
-            fixed(median(runs.map((r) => r.p50)), 1), fixed(median(runs.map((r) => r.p99)), 1),
+            fixed(median(runs.map((r) => r.p50)), 2), fixed(median(runs.map((r) => r.p99)), 2),
             target.name === reference ? '1' : fixed(rpsRatio, 2), target.name === reference ? '1' : fixed(p99Ratio, 2),
           ]);
         }
