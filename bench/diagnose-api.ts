@@ -1,7 +1,7 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline] [--statements]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
@@ -9,7 +9,8 @@
 // Prints, for the measured window (after a warm-up):
 //  - CPU microseconds per request of each thread of the server (main = the
 //    event loop; the others are V8's GC helpers and libuv's pool) and of
-//    PostgreSQL, from /proc;
+//    PostgreSQL, from /proc; with --statements, the statements per request
+//    PostgreSQL ran, from pg_stat_database (adds 22 s of waiting for its counts);
 //  - scavenges (count, median pause) and what they promoted to the old space
 //    per request, from --trace-gc: old-space growth between two scavenges is
 //    garbage only a major GC will collect;
@@ -23,7 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { runLoad } from './support/load.js';
-import { startBenchPostgres } from './support/postgres.js';
+import { startBenchPostgres, withClient } from './support/postgres.js';
 import { ADMIN_TOKEN, createTenant, freePort, root, startBaseline, startProcess } from './support/processes.js';
 import { flags, median } from './support/stats.js';
 
@@ -34,6 +35,7 @@ const seconds = Number(options.get('seconds') ?? 5);
 const cpuProfDir = options.get('cpu-prof');
 const heapSample = options.has('heap-sample');
 const baseline = options.has('baseline');
+const countStatements = options.has('statements');
 const entry = path.join(path.resolve(options.get('build') ?? root), 'dist/src/main.js');
 const INSPECTOR_PORT = await freePort();
 
@@ -65,6 +67,19 @@ function postgresCpu(): number {
     }
   }
   return total;
+}
+
+/**
+ * Statements PostgreSQL has run so far in the database: every statement outside
+ * BEGIN/COMMIT is a transaction of its own. An idle backend reports its counts
+ * within 10 s (PostgreSQL 15), so this waits that long first.
+ */
+async function transactions(url: string): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 11_000));
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+    return Number(rows[0]!.n);
+  });
 }
 
 /** --trace-gc lines: "Scavenge 56.5 (74.8) -> 47.2 (77.1) MB, 6.39 / 0.48 ms". */
@@ -178,6 +193,7 @@ try {
     await session.call('HeapProfiler.enable');
     await session.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
   }
+  const transactionsBefore = countStatements ? await transactions(database.url) : 0;
   const gcBefore = scavenges(server.output()).length;
   const cpuBefore = threadCpu(server.pid);
   const postgresBefore = postgresCpu();
@@ -185,6 +201,8 @@ try {
   const cpuAfter = threadCpu(server.pid);
   const postgresSpent = postgresCpu() - postgresBefore;
   const measured = scavenges(server.output()).slice(gcBefore);
+  // Less one for this count's own statement.
+  const statements = countStatements ? (await transactions(database.url)) - transactionsBefore - 1 : 0;
 
   console.log(`${method} at ${connections} connections, ${seconds} s: ${result.total} requests, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
   console.log('\nCPU per request, by thread of the server (µs):');
@@ -193,6 +211,7 @@ try {
     if (spent > 0) console.log(`  ${thread.padEnd(28)} ${Math.round((spent * 1000) / result.total)}`);
   }
   console.log(`  ${'PostgreSQL (all processes)'.padEnd(28)} ${Math.round((postgresSpent * 1000) / result.total)}`);
+  if (countStatements) console.log(`\nStatements (transactions) per request: ${(statements / result.total).toFixed(2)}`);
   const promoted = measured.slice(1).map((gc, i) => gc.after - measured[i]!.after);
   console.log(
     `\nScavenges: ${measured.length}, median pause ${median(measured.map((gc) => gc.pause)).toFixed(2)} ms, ` +

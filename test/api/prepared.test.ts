@@ -61,14 +61,20 @@ describe('prepare', () => {
 // planned once per connection. One connection per handle here, so the test sees
 // the statements its own queries prepared.
 describe.skipIf(testDb !== 'postgres')('named statements on PostgreSQL', () => {
-  const onOneConnection = async (preparedStatements: boolean) => openPostgres(database.url!, 1, preparedStatements);
+  /** Runs `use` on a database handle of one connection, closed afterwards. */
+  const onOneConnection = async (preparedStatements: boolean, use: (db: Db) => Promise<void>) => {
+    const handle = await openPostgres(database.url!, 1, preparedStatements);
+    try {
+      await use(handle.db);
+    } finally {
+      await handle.close();
+    }
+  };
   const preparedOn = (db: Db) =>
     sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db).then((r) => r.rows);
 
   it('prepares a compiled statement once on the connection and runs it by name after that', async () => {
-    const handle = await onOneConnection(true);
-    try {
-      const { db } = handle;
+    await onOneConnection(true, async (db) => {
       const find = prepare(db, ({ name }: { name: string }) => db.selectFrom('tenants').select(['id', 'name']).where('name', '=', name));
       expect(await find({ name: 'Alpha' })).toHaveLength(1);
       expect(await find({ name: 'Beta' })).toHaveLength(1);
@@ -78,15 +84,11 @@ describe.skipIf(testDb !== 'postgres')('named statements on PostgreSQL', () => {
       // Anything else stays unnamed.
       await db.selectFrom('tenants').select('timezone').where('name', '=', 'Alpha').execute();
       expect(await preparedOn(db)).toHaveLength(1);
-    } finally {
-      await handle.close();
-    }
+    });
   });
 
   it('keeps working when a migration adds a column: the statement names its columns', async () => {
-    const handle = await onOneConnection(true);
-    try {
-      const { db } = handle;
+    await onOneConnection(true, async (db) => {
       await sql`create table scratch_rooms (id int primary key, name text not null)`.execute(db);
       await sql`insert into scratch_rooms values (1, 'one')`.execute(db);
       const scratch = db.withTables<{ scratch_rooms: { id: number; name: string } }>();
@@ -99,20 +101,14 @@ describe.skipIf(testDb !== 'postgres')('named statements on PostgreSQL', () => {
       expect(await named({ id: 1 })).toEqual([{ id: 1, name: 'one' }]);
       // Why: PostgreSQL refuses a prepared `*` whose columns changed under it.
       await expect(star({ id: 1 })).rejects.toThrow(/cached plan must not change result type/);
-    } finally {
-      await handle.close();
-    }
+    });
   });
 
   it('prepares nothing with DATABASE_PREPARED_STATEMENTS off', async () => {
-    const handle = await onOneConnection(false);
-    try {
-      const { db } = handle;
+    await onOneConnection(false, async (db) => {
       const find = prepare(db, ({ name }: { name: string }) => db.selectFrom('tenants').select(['id', 'name']).where('name', '=', name));
       expect(await find({ name: 'Alpha' })).toHaveLength(1);
       expect(await preparedOn(db)).toEqual([]);
-    } finally {
-      await handle.close();
-    }
+    });
   });
 });
