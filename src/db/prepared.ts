@@ -45,8 +45,8 @@ class Placeholder {
 export function prepare<DB, Args extends object, Row>(db: Kysely<DB>, build: (args: Args) => Compilable<Row>): (args: Args) => Promise<Row[]> {
   const standIns = new Proxy({} as Args, { get: (_target, name) => new Placeholder(String(name)) });
   const template: CompiledQuery<Row> = build(standIns).compile();
-  if (!statementNames.has(template.sql)) statementNames.set(template.sql, `parley_${statementNames.size + 1}`);
-  const name = statementNames.get(template.sql)!;
+  let name = statementNames.get(template.sql);
+  if (name === undefined) statementNames.set(template.sql, (name = `parley_${statementNames.size + 1}`));
   const slots = template.parameters.map((value) => (value instanceof Placeholder ? value.name : null));
   const parametersOf = (args: Args) => slots.map((slot, i) => (slot === null ? template.parameters[i] : (args as Record<string, unknown>)[slot]));
   const run = runners.get(db.getExecutor());

@@ -205,6 +205,27 @@ describe('401: missing or invalid token', () => {
     expectUnauthorized(await ctx.request({ method: 'POST', url: '/api/rooms', token: issued.token, payload: roomBody() }));
     expect((await ctx.request({ method: 'GET', url: '/api/rooms', token: fresh.instanceToken })).statusCode).toBe(200);
   });
+
+  it('tokens looked up in the same turn (one statement for all) each get their own answer; revoked and unknown ones 401', async () => {
+    const fresh = await ctx.tenant();
+    const revoked = await ctx.services.tenants.issueToken(fresh.id, { label: 'revoked' });
+    await ctx.services.tenants.revokeToken(revoked.id);
+    const unknown = `prl_${'Z'.repeat(43)}`;
+    const bearer = (token: string) => `Bearer ${token}`;
+    // One turn: every lookup below goes to the database together (domain/support/per-turn-batches.ts).
+    const answers = await Promise.allSettled(
+      [tenant.instanceToken, orgA.token, other.instanceToken, revoked.token, unknown, orgA.token].map((token) => ctx.services.auth.authenticate(bearer(token))),
+    );
+    const seen = answers.map((a) => (a.status === 'fulfilled' ? [a.value.kind, a.value.tenantId, a.value.organizationId] : (a.reason as Error).name));
+    expect(seen).toEqual([
+      ['instance', tenant.id, null],
+      ['organization', tenant.id, orgA.id],
+      ['instance', other.id, null],
+      'UnauthorizedError',
+      'UnauthorizedError',
+      ['organization', tenant.id, orgA.id],
+    ]);
+  });
 });
 
 describe('403: feedback is for Instance tokens', () => {
