@@ -7,9 +7,9 @@ import { createFeedbackRepo } from './domain/feedback/feedback.repo.js';
 import { createFeedbackService } from './domain/feedback/feedback.service.js';
 import { createIdempotencyRepo } from './domain/idempotency/idempotency.repo.js';
 import { createIdempotencyService } from './domain/idempotency/idempotency.service.js';
-import { createCleanupService } from './domain/lifecycle/cleanup.service.js';
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
 import { createParticipationService } from './domain/participation/participation.service.js';
+import { createCleanupService } from './domain/rooms/room-cleanup.service.js';
 import { createLocalEventBus, type RoomEventBus } from './domain/rooms/room-events.js';
 import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
 import { createRoomsService } from './domain/rooms/rooms.service.js';
@@ -35,11 +35,13 @@ export interface ServiceOptions {
 export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics() }: ServiceOptions) {
   const db = database.db;
   metrics.addSources(metricsSources(database));
+  const tenantsRepo = createTenantsRepo(db);
+  const roomsRepo = createRoomsRepo(db);
   const repos = {
-    tenants: createTenantsRepo(db),
-    rooms: createRoomsRepo(db),
+    tenants: tenantsRepo,
+    rooms: roomsRepo,
     feedback: createFeedbackRepo(db),
-    participants: createParticipantsRepo(db),
+    participants: createParticipantsRepo(db, roomsRepo),
   };
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
   const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
@@ -52,13 +54,14 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     events,
     repos,
     tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left` }),
-    auth: createAuthService({ db }),
+    auth: createAuthService({ tokens: repos.tenants }),
     rooms,
     idempotency: createIdempotencyService({ repo: createIdempotencyRepo(db), rooms, clock }),
     feedback,
     signals,
     participation: createParticipationService({
       repo: repos.participants,
+      rooms: repos.rooms,
       tenants: repos.tenants,
       feedback,
       clock,

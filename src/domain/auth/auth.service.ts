@@ -1,11 +1,8 @@
 // API token authentication (§5): `Authorization: Bearer <token>`. The token is
 // hashed and looked up by digest; revoked and unknown tokens are both 401.
-import { sql } from 'kysely';
-import type { Db } from '../../db/client.js';
-import { prepare } from '../../db/prepared.js';
 import { UnauthorizedError } from '../../errors.js';
-import { perTurnBatches } from '../support/per-turn-batches.js';
 import { digestsEqual, hashSecret } from '../support/secrets.js';
+import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import { API_TOKEN_PREFIX } from '../tenants/tenants.service.js';
 
 export interface Principal {
@@ -26,24 +23,13 @@ export function parseBearer(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-export function createAuthService({ db }: { db: Db }) {
-  // Every API request makes this lookup: compiled once (db/prepared.ts), and one
-  // statement for the requests that arrive in the same turn of the event loop
-  // (per-turn-batches.ts: none is answered from before its arrival).
-  const findTokens = prepare(db, ({ digests }: { digests: Buffer[] }) =>
-    db
-      .selectFrom('api_tokens as t')
-      .innerJoin('tenants as tn', 'tn.id', 't.tenant_id')
-      .select(['t.id', 't.token_hash', 't.tenant_id', 't.organization_id', 't.revoked_at', 'tn.timezone', 'tn.default_return_url'])
-      .where('t.token_hash', '=', sql<Buffer>`any(${digests}::bytea[])`),
-  );
-  const findToken = perTurnBatches((digests: Buffer[]) => findTokens({ digests }), (row) => row.token_hash);
+export function createAuthService({ tokens }: { tokens: Pick<TenantsRepo, 'findTokenByDigest'> }) {
   return {
     async authenticate(authorization: string | undefined): Promise<Principal> {
       const token = parseBearer(authorization);
       if (token === null || !API_TOKEN_SHAPE.test(token)) throw new UnauthorizedError();
       const digest = hashSecret(token);
-      const row = await findToken(digest);
+      const row = await tokens.findTokenByDigest(digest);
       if (!row || row.revoked_at !== null || !digestsEqual(row.token_hash, digest)) throw new UnauthorizedError();
       return {
         tokenId: row.id,

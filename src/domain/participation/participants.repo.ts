@@ -1,11 +1,13 @@
-// Presence and room lifecycle in SQL (DESIGN §5). The database is the one
-// truth about who is in a call, so that every node of a cluster agrees.
-// Joins and leaves of a room lock the room's row first: two last participants
-// leaving at once cannot both miss that the room became empty.
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+// Presence in SQL (DESIGN §5). The database is the one truth about who is in
+// a call, so that every node of a cluster agrees. Joins and leaves of a room
+// lock the room's row first: two last participants leaving at once cannot
+// both miss that the room became empty. What presence does to the room's
+// status (started, emptied) is the rooms repository's, called inside the
+// same transactions.
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole, ParticipantsTable } from '../../db/schema.js';
-import type { RoomRow } from '../rooms/rooms.repo.js';
+import type { RoomRow, RoomsRepo, WhichRoom } from '../rooms/rooms.repo.js';
 
 export type ParticipantRow = Selectable<ParticipantsTable>;
 
@@ -22,29 +24,13 @@ export type JoinOutcome =
 /**
  * The room a join token opens: host access, guest access, or an extra guest
  * (or invite) token. One index lookup per kind: the same test written as
- * `access_token = $1 or guest_token = $1 or id in (...)` scans the whole
- * table (117 ms at 300,000 rooms against 0.04 ms, bench/README.md).
+ * `access_token = $1 or guest_token = $1 or id in (...)` scans the whole table.
  */
-function opensRoom(token: string): RawBuilder<boolean> {
+function opensRoom(token: string): WhichRoom {
   return sql<boolean>`id = (select id from rooms where access_token = ${token}
     union all select id from rooms where guest_token = ${token}
     union all select room_id from room_guest_tokens where token = ${token}
     limit 1)`;
-}
-
-/** Starts the room (or keeps it started) and locks its row; null when closed or gone. */
-async function startRoom(tx: Tx, which: RawBuilder<boolean>, now: Date): Promise<RoomRow | null> {
-  const row = await sql<RoomRow>`
-    update rooms set
-      status = 'started',
-      started_at = coalesce(started_at, ${now}),
-      ended_at = null,
-      emptied_at = null,
-      updated_at = case when status = 'started' then updated_at else ${now} end,
-      cleanup_base_at = greatest(cleanup_base_at, ${now})
-    where ${which} and status <> 'closed'
-    returning *`.execute(tx);
-  return row.rows[0] ?? null;
 }
 
 /** Who is connected to the room, oldest first. */
@@ -52,16 +38,7 @@ function connected(db: Db | Tx, roomId: number): Promise<ParticipantRow[]> {
   return db.selectFrom('participants').selectAll().where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
 }
 
-/** After participants of these rooms left: a room nobody is in any more starts its grace period. */
-async function markEmptied(db: Db | Tx, roomIds: number[], now: Date): Promise<void> {
-  if (roomIds.length === 0) return;
-  await sql`
-    update rooms r set emptied_at = ${now}, cleanup_base_at = greatest(r.cleanup_base_at, ${now})
-    where r.id in (${sql.join(roomIds)}) and r.status = 'started'
-      and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)`.execute(db);
-}
-
-export function createParticipantsRepo(db: Db) {
+export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
   return {
     /** The room a join token opens and the role it grants: host access, guest access, or an extra guest token. */
     async findByJoinToken(token: string): Promise<{ room: RoomRow; role: ParticipantRole } | null> {
@@ -76,14 +53,14 @@ export function createParticipantsRepo(db: Db) {
 
     /**
      * A new participant in the room the join token opens: `make` builds its row
-     * from the room and the role the token grants. The join path of every call
-     * (bench/README.md, realtime), four round trips: begin, the statement that
-     * finds the room by the token, locks and starts it, the one that reads who is
-     * connected and adds the participant, commit.
+     * from the room and the role the token grants. The join path of every call,
+     * four round trips: begin, the statement that finds the room by the token,
+     * locks and starts it, the one that reads who is connected and adds the
+     * participant, commit.
      */
     async join(joinToken: string, now: Date, maxParticipants: number, make: (room: RoomRow, role: ParticipantRole) => NewParticipant): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await startRoom(tx, opensRoom(joinToken), now);
+        const room = await rooms.start(tx, opensRoom(joinToken), now);
         if (!room) {
           const exists = await tx.selectFrom('rooms').select('id').where(opensRoom(joinToken)).executeTakeFirst();
           return { ok: false, reason: exists ? 'closed' : 'not-found' };
@@ -117,7 +94,7 @@ export function createParticipantsRepo(db: Db) {
      */
     async resume(roomId: number, token: string, role: ParticipantRole, nodeId: string, now: Date, since: Date): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await startRoom(tx, sql<boolean>`id = ${roomId}`, now);
+        const room = await rooms.start(tx, sql<boolean>`id = ${roomId}`, now);
         if (!room) return { ok: false, reason: 'closed' };
         const row = await tx
           .updateTable('participants')
@@ -158,7 +135,7 @@ export function createParticipantsRepo(db: Db) {
           .where('left_at', 'is', null)
           .executeTakeFirst();
         if (Number(left.numUpdatedRows) === 0) return null;
-        await markEmptied(tx, [current.room_id], now);
+        await rooms.markEmptied(tx, [current.room_id], now);
         return current.room_id;
       });
     },
@@ -202,21 +179,8 @@ export function createParticipantsRepo(db: Db) {
         where left_at is null and ${condition}
         returning room_id`.execute(db);
       const roomIds = [...new Set(result.rows.map((r) => Number(r.room_id)))];
-      await markEmptied(db, roomIds, now);
+      await rooms.markEmptied(db, roomIds, now);
       return roomIds;
-    },
-
-    /**
-     * started -> ended for rooms empty since before `emptiedBefore` and still
-     * empty. One idempotent statement: every node may run it at the same time.
-     */
-    async endEmptyRooms(emptiedBefore: Date, now: Date): Promise<number[]> {
-      const result = await sql<{ id: number }>`
-        update rooms r set status = 'ended', ended_at = ${now}, updated_at = ${now}
-        where r.status = 'started' and r.emptied_at is not null and r.emptied_at <= ${emptiedBefore}
-          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)
-        returning r.id`.execute(db);
-      return result.rows.map((r) => Number(r.id));
     },
   };
 }

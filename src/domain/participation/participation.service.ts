@@ -1,11 +1,13 @@
-// Taking part in a call: join tokens, participants and presence, the room
-// lifecycle that follows from presence (DESIGN §5), invites and feedback.
-// No transport here: the realtime hub and the page routes call this.
+// Taking part in a call: join tokens, participants and presence, invites and
+// feedback. What presence does to the room (started, ended) follows the rules
+// of rooms/room-lifecycle.ts. No transport here: the realtime hub and the page
+// routes call this.
 import { createHash } from 'node:crypto';
 import type { Rating } from '../../db/schema.js';
 import { NotFoundError, RoomClosedError } from '../../errors.js';
 import type { FeedbackService } from '../feedback/feedback.service.js';
-import type { RoomRow } from '../rooms/rooms.repo.js';
+import { acceptsParticipants, graceWindowStart } from '../rooms/room-lifecycle.js';
+import type { RoomRow, RoomsRepo } from '../rooms/rooms.repo.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import { TOKEN_PATTERN } from '../support/ids.js';
@@ -88,6 +90,7 @@ export function cleanDisplayName(raw: string, fallback: string): string {
 
 interface Deps {
   repo: ParticipantsRepo;
+  rooms: RoomsRepo;
   tenants: TenantsRepo;
   feedback: FeedbackService;
   clock: Clock;
@@ -97,9 +100,7 @@ interface Deps {
   nodeDeadAfterSeconds: number;
 }
 
-export function createParticipationService({ repo, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
-  const graceMs = roomEndGraceSeconds * 1000;
-
+export function createParticipationService({ repo, rooms, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
   async function resolve(joinToken: string) {
     if (!TOKEN_PATTERN.test(joinToken)) return null;
     return repo.findByJoinToken(joinToken);
@@ -121,13 +122,13 @@ export function createParticipationService({ repo, tenants, feedback, clock, ids
       if (input.participantToken) {
         const access = await repo.findByJoinToken(input.joinToken);
         if (!access) throw new NotFoundError('This join link is not valid');
-        if (access.room.status === 'closed') throw new RoomClosedError();
-        const resumed = await repo.resume(access.room.id, input.participantToken, access.role, nodeId, now, new Date(now.getTime() - graceMs));
+        if (!acceptsParticipants(access.room.status)) throw new RoomClosedError();
+        const resumed = await repo.resume(access.room.id, input.participantToken, access.role, nodeId, now, graceWindowStart(now, roomEndGraceSeconds));
         if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, peers: resumed.peers.map(toParticipant), resumed: true };
         if (resumed.reason === 'closed') throw new RoomClosedError();
         // Too late, not a participant of this room, or not of this link's role: an ordinary new join.
       }
-      // One transaction finds the room by the token, starts it and adds the participant (bench/README.md, realtime).
+      // One transaction finds the room by the token, starts it and adds the participant.
       const joined = await repo.join(input.joinToken, now, MAX_PARTICIPANTS, (room, role) => ({
         token: ids.secret(32),
         role,
@@ -189,7 +190,7 @@ export function createParticipationService({ repo, tenants, feedback, clock, ids
       const now = clock.now();
       await repo.heartbeat(nodeId, now);
       await repo.leaveNodes({ deadBefore: new Date(now.getTime() - nodeDeadAfterSeconds * 1000) }, now);
-      return { endedRooms: await repo.endEmptyRooms(new Date(now.getTime() - graceMs), now) };
+      return { endedRooms: await rooms.endEmptyRooms(graceWindowStart(now, roomEndGraceSeconds), now) };
     },
 
     /** A graceful stop: whoever is still marked connected here has left, and the node is gone. */

@@ -1,9 +1,14 @@
-import { sql, type ExpressionBuilder, type Selectable, type Transaction } from 'kysely';
+// Rooms in SQL: reads, writes and the room's status. The statement a call
+// runs is chosen here, never by the services: the hottest ones are compiled
+// once (db/prepared.ts) and some calls have a shape with fewer round trips;
+// bench/README.md "Optimizations" has the measurements behind each.
+import { sql, type ExpressionBuilder, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { prepare } from '../../db/prepared.js';
 import { WHOLE_TENANT, type Database, type RoomsTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
 import { featureEnabledSql } from '../tenants/tenants.repo.js';
+import { CLOSED, ENDED, STARTED, cleanupBase } from './room-lifecycle.js';
 
 export type RoomRow = Selectable<RoomsTable>;
 export type NewRoom = Omit<RoomRow, 'id' | 'version'>;
@@ -67,9 +72,34 @@ export type RoomSettings = Pick<
   | 'permanent'
 >;
 
-/** The values of the compiled PUT of settings alone (updateSettings). */
+/**
+ * What a PUT writes (§4.4): every setting, and the new scheduled end, which
+ * the cleanup time moves to unless activity already put it later.
+ */
+export interface RoomUpdate {
+  settings: RoomSettings;
+  updatedAt: Date;
+  scheduledEnd: Date;
+  /** doctor_id sent as null: the doctor comes off the room, which stays in its organization. */
+  removeDoctor: boolean;
+  /** The room as the service's checks read it and what they decided; absent when the PUT needed no check. */
+  checked?: CheckedUpdate;
+}
+
+export interface CheckedUpdate {
+  room: RoomRow;
+  organizationId: string | null;
+  doctorId: string | null;
+  /** Additional guest links: new tokens, and how many of the newest to revoke. */
+  guestTokens: { add: string[]; removeCount: number };
+}
+
+/** The values of the compiled PUT of a room found by token (updateRoomSettings). */
 type SettingsUpdate = RoomSettings &
   RoomScope & { token: string; updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean; versions: Versions | null };
+
+/** A condition on `rooms` that picks one room (by id, or by a join token). */
+export type WhichRoom = RawBuilder<boolean>;
 
 /** Further writes that must commit or roll back together with a new room (an Idempotency-Key record). */
 export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promise<void>;
@@ -99,7 +129,7 @@ export type RoomWithExtras = RoomRow & RoomExtras;
 /**
  * The extras as columns correlated on rooms.id: they ride along in a select
  * from rooms and in the RETURNING of an insert or update, so a room endpoint
- * costs one statement instead of one plus three (bench/README.md).
+ * costs one statement.
  */
 function extras(scope: RoomScope) {
   return [
@@ -113,7 +143,12 @@ function extras(scope: RoomScope) {
   ];
 }
 
-/** The organization as a value, null for the whole tenant: one statement shape serves both token kinds. */
+/**
+ * The organization as a value, null for the whole tenant: one statement shape
+ * serves both token kinds, as a statement compiled once needs. Statements
+ * built per call filter with scoped() instead, which adds the condition only
+ * when there is one.
+ */
 function inOrganization(organizationId: string | null) {
   return (eb: ExpressionBuilder<Database, 'rooms'>) =>
     eb.or([sql<boolean>`${organizationId}::uuid is null`, eb('organization_id', '=', organizationId)]);
@@ -130,7 +165,9 @@ export function createRoomsRepo(db: Db) {
     return query;
   }
   // The create most requests make, compiled once (db/prepared.ts). Every column is
-  // named, so that the statement has the same shape whatever the room.
+  // named, so that the statement has the same shape whatever the room. A room it
+  // creates has nobody in it and no additional guests: of the extras only the
+  // toggle needs the database, the two lists are constants.
   const insertRoom = prepare(db, (room: NewRoom & { caller_organization_id: string | null }) =>
     db
       .insertInto('rooms')
@@ -152,8 +189,9 @@ export function createRoomsRepo(db: Db) {
       .where('token', '=', args.token)
       .where(inOrganization(args.organizationId)),
   );
-  // A PUT of settings alone, compiled once like GET: the doctor's removal and the
-  // If-Match versions are values too, so one shape serves every call.
+  // A PUT found by token, compiled once like GET: the doctor's removal and the
+  // If-Match versions are values too, so one shape serves every call. The cleanup
+  // time is cleanupBase (room-lifecycle.ts) in SQL.
   const updateRoomSettings = prepare(
     db,
     (a: SettingsUpdate) =>
@@ -191,11 +229,7 @@ export function createRoomsRepo(db: Db) {
   return {
     /** `scope` is the caller's: it decides the toggle in the extras. */
     async insert(scope: RoomScope, room: NewRoom, guestTokens: string[], onInserted?: OnRoomInserted): Promise<RoomWithExtras> {
-      // The common create is one statement, atomic by itself: no BEGIN and COMMIT round trips.
-      // A room this statement creates has nobody in it and no additional guests, so of
-      // its extras only the toggle needs the database: the two correlated sub-selects
-      // would cost PostgreSQL a fifth of a create's work for two empty arrays, which the
-      // statement returns as constants instead (bench/README.md).
+      // Nothing to write with the room: one statement, atomic by itself (no BEGIN and COMMIT).
       if (!guestTokens.length && !onInserted) {
         const [row] = await insertRoom({ ...room, caller_organization_id: scope.organizationId });
         return row!;
@@ -222,33 +256,54 @@ export function createRoomsRepo(db: Db) {
       return row ?? null;
     },
 
-    /** Null when the room is gone or its version is not one of `versions`: nothing was written then. */
-    async update(
-      scope: RoomScope,
-      id: number,
-      changes: Partial<NewRoom>,
-      guestTokens: { add: string[]; removeCount: number; at: Date },
-      versions?: Versions,
-    ): Promise<RoomWithExtras | null> {
+    /**
+     * A PUT of the room with this token in scope (§4.4). Null when there is no
+     * such room or its version is not one of `versions`: nothing was written then.
+     */
+    async update(scope: RoomScope, token: string, update: RoomUpdate, versions?: Versions): Promise<RoomWithExtras | null> {
       if (versions?.length === 0) return null;
-      if (!guestTokens.add.length && guestTokens.removeCount === 0) {
-        // Settings only: one statement, atomic by itself.
-        let update = db.updateTable('rooms').set(changes).where('id', '=', id);
-        if (versions) update = update.where('version', 'in', versions);
-        return (await update.returningAll().returning(extras(scope)).executeTakeFirst()) ?? null;
+      const { checked } = update;
+      if (checked === undefined) {
+        // Nothing was read before: one statement finds the room, checks If-Match and writes.
+        const [row] = await updateRoomSettings({
+          ...update.settings,
+          updatedAt: update.updatedAt,
+          scheduledEnd: update.scheduledEnd,
+          removeDoctor: update.removeDoctor,
+          tenantId: scope.tenantId,
+          organizationId: scope.organizationId,
+          token,
+          versions: versions ?? null,
+        });
+        return row ?? null;
+      }
+      const changes: Partial<NewRoom> = {
+        ...update.settings,
+        organization_id: checked.organizationId,
+        doctor_id: checked.doctorId,
+        updated_at: update.updatedAt,
+        cleanup_base_at: cleanupBase(update.scheduledEnd, checked.room.cleanup_base_at),
+      };
+      const id = checked.room.id;
+      const { add, removeCount } = checked.guestTokens;
+      if (!add.length && removeCount === 0) {
+        // No guest links change: one statement, atomic by itself.
+        let write = db.updateTable('rooms').set(changes).where('id', '=', id);
+        if (versions) write = write.where('version', 'in', versions);
+        return (await write.returningAll().returning(extras(scope)).executeTakeFirst()) ?? null;
       }
       return db.transaction().execute(async (tx) => {
-        let update = tx.updateTable('rooms').set(changes).where('id', '=', id);
-        if (versions) update = update.where('version', 'in', versions);
-        const row = await update.returningAll().executeTakeFirst();
+        let write = tx.updateTable('rooms').set(changes).where('id', '=', id);
+        if (versions) write = write.where('version', 'in', versions);
+        const row = await write.returningAll().executeTakeFirst();
         if (!row) return null;
-        if (guestTokens.add.length) {
+        if (add.length) {
           await tx
             .insertInto('room_guest_tokens')
-            .values(guestTokens.add.map((token) => ({ token, room_id: id, kind: 'additional' as const, created_at: guestTokens.at })))
+            .values(add.map((guestToken) => ({ token: guestToken, room_id: id, kind: 'additional' as const, created_at: update.updatedAt })))
             .execute();
         }
-        if (guestTokens.removeCount > 0) {
+        if (removeCount > 0) {
           // The newest additional guests go first; the links already handed out early keep working.
           await tx
             .deleteFrom('room_guest_tokens')
@@ -262,7 +317,7 @@ export function createRoomsRepo(db: Db) {
                 .where('kind', '=', 'additional')
                 .orderBy('created_at', 'desc')
                 .orderBy('token', 'desc')
-                .limit(guestTokens.removeCount),
+                .limit(removeCount),
             )
             .execute();
         }
@@ -271,35 +326,57 @@ export function createRoomsRepo(db: Db) {
     },
 
     /**
-     * A PUT of settings alone, found by token in scope, in one statement. The
-     * cleanup time becomes the new scheduled end unless activity already put it
-     * later (cleanupBase, in SQL); `removeDoctor` takes the doctor off the room.
-     * Null when no room in scope has the token or its version is not one of
-     * `versions`: nothing was written then.
+     * A participant enters the room `which` picks (statusAfter 'participant-joined'):
+     * any room but a closed one becomes started (again, if it had ended), and its
+     * row stays locked until `tx` ends, so that the joins and leaves of a room
+     * happen one after the other. The room, or null when it is closed or gone.
      */
-    async updateSettings(
-      scope: RoomScope,
-      token: string,
-      settings: RoomSettings,
-      change: { updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean },
-      versions?: Versions,
-    ): Promise<RoomWithExtras | null> {
-      if (versions?.length === 0) return null;
-      const [row] = await updateRoomSettings({
-        ...settings,
-        ...change,
-        tenantId: scope.tenantId,
-        organizationId: scope.organizationId,
-        token,
-        versions: versions ?? null,
-      });
-      return row ?? null;
+    async start(tx: Transaction<Database>, which: WhichRoom, now: Date): Promise<RoomRow | null> {
+      const row = await sql<RoomRow>`
+        update rooms set
+          status = ${sql.lit(STARTED)},
+          started_at = coalesce(started_at, ${now}),
+          ended_at = null,
+          emptied_at = null,
+          updated_at = case when status = ${sql.lit(STARTED)} then updated_at else ${now} end,
+          cleanup_base_at = greatest(cleanup_base_at, ${now})
+        where ${which} and status <> ${sql.lit(CLOSED)}
+        returning *`.execute(tx);
+      return row.rows[0] ?? null;
+    },
+
+    /**
+     * After participants of these rooms left: a started room nobody is in any
+     * more starts its grace period. `executor` is the transaction the leaving
+     * happened in, if any.
+     */
+    async markEmptied(executor: Db, roomIds: number[], now: Date): Promise<void> {
+      if (roomIds.length === 0) return;
+      await sql`
+        update rooms r set emptied_at = ${now}, cleanup_base_at = greatest(r.cleanup_base_at, ${now})
+        where r.id in (${sql.join(roomIds)}) and r.status = ${sql.lit(STARTED)}
+          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)`.execute(executor);
+    },
+
+    /**
+     * Started rooms empty since `emptiedBefore` or earlier and still empty
+     * end (statusAfter 'grace-passed-empty'). One idempotent statement: every
+     * node may run it at the same time. The statuses are literals, not
+     * parameters: the partial index rooms_emptied_idx serves `status = 'started'`.
+     */
+    async endEmptyRooms(emptiedBefore: Date, now: Date): Promise<number[]> {
+      const result = await sql<{ id: number }>`
+        update rooms r set status = ${sql.lit(ENDED)}, ended_at = ${now}, updated_at = ${now}
+        where r.status = ${sql.lit(STARTED)} and r.emptied_at is not null and r.emptied_at <= ${emptiedBefore}
+          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)
+        returning r.id`.execute(db);
+      return result.rows.map((r) => Number(r.id));
     },
 
     /** Closes the room unless it is closed already (or its version is not one of `versions`); the closed row, else null. */
     async close(id: number, at: Date, versions?: Versions): Promise<RoomRow | null> {
       if (versions?.length === 0) return null;
-      let update = db.updateTable('rooms').set({ status: 'closed', closed_at: at, updated_at: at }).where('id', '=', id).where('status', '!=', 'closed');
+      let update = db.updateTable('rooms').set({ status: CLOSED, closed_at: at, updated_at: at }).where('id', '=', id).where('status', '!=', CLOSED);
       if (versions) update = update.where('version', 'in', versions);
       return (await update.returningAll().executeTakeFirst()) ?? null;
     },
@@ -331,7 +408,7 @@ export function createRoomsRepo(db: Db) {
         case 'offset': {
           // page=N: the skipping happens in the (tenant_id, id) index alone, and only
           // the page's own rows are read and get their extras. OFFSET over the full
-          // select would compute the extras of every skipped room (bench/README.md).
+          // select would compute the extras of every skipped room.
           let first = db.selectFrom('rooms').select('id').where('tenant_id', '=', scope.tenantId);
           if (scope.organizationId !== null) first = first.where('organization_id', '=', scope.organizationId);
           const start = first.orderBy('id').offset(query.offset).limit(1);

@@ -8,7 +8,8 @@ import type { Ids } from '../support/ids.js';
 import { cursorKey, invalidCursor, pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import type { RoomEventBus } from './room-events.js';
-import type { NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, RoomWithExtras, Versions } from './rooms.repo.js';
+import { CREATED_STATUS, cleanupBase, isClosed, scheduledEnd } from './room-lifecycle.js';
+import type { CheckedUpdate, NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, RoomWithExtras, Versions } from './rooms.repo.js';
 
 export interface RoomInput {
   name: string;
@@ -44,7 +45,6 @@ interface Deps {
   clock: Clock;
 }
 
-const MINUTE = 60_000;
 // Room keys are the bigint ids; a longer number would overflow the column's parameter.
 const ROOM_KEY = /^\d{1,15}$/;
 
@@ -52,14 +52,13 @@ function scopeOf(principal: Principal): RoomScope {
   return { tenantId: principal.tenantId, organizationId: principal.organizationId };
 }
 
-function scheduledEnd(scheduledAt: Date, meetingDuration: number): Date {
-  return new Date(scheduledAt.getTime() + meetingDuration * MINUTE);
-}
-
-/** Cleanup counts from the later of the scheduled end and the last activity. */
-export function cleanupBase(scheduledAt: Date, meetingDuration: number, lastActivity: Date): Date {
-  const end = scheduledEnd(scheduledAt, meetingDuration);
-  return end > lastActivity ? end : lastActivity;
+/**
+ * Whether a PUT can be refused after its room is found (400 for the doctor,
+ * 422 for a feature) or changes the guest links, which are counted first:
+ * then the room is read before anything else, since 404 and 412 come first.
+ */
+function needsChecks(input: RoomInput): boolean {
+  return (input.doctor_id !== undefined && input.doctor_id !== null) || input.permanent === true || input.additional_guest_count !== undefined;
 }
 
 function displayName(value: string | null | undefined): string | null {
@@ -107,11 +106,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     };
   }
 
-  /**
-   * The repository reads a room's extras in the same statement as the row. They
-   * stay on the row object too: copying thirty columns to leave out three was
-   * work every room request did for nothing.
-   */
+  /** The extras stay on the row object, which the repository read in one statement with them. */
   function view(row: RoomWithExtras): RoomView {
     return { row, currentParticipants: row.current_participants, additionalTokens: row.additional_tokens, showAdditionalTokens: row.additional_enabled };
   }
@@ -133,6 +128,31 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     throw new PreconditionFailedError();
   }
 
+  /**
+   * The room of a PUT and the decisions that need it, in the order the API
+   * answers: 404 or 412, then the doctor (400), then the features (422).
+   */
+  async function checkUpdate(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<CheckedUpdate> {
+    const existing = await requireRoom(principal, token, versions);
+    // null takes the doctor off the room; the room stays in its organization
+    // (an Instance token must not pull a room out of the organization that sees it).
+    const owner =
+      input.doctor_id === undefined
+        ? { organizationId: existing.organization_id, doctorId: existing.doctor_id }
+        : input.doctor_id === null
+          ? { organizationId: existing.organization_id, doctorId: null }
+          : await resolveOwner(principal, input.doctor_id);
+    await checkFeatures(principal, input);
+    let add: string[] = [];
+    let removeCount = 0;
+    if (input.additional_guest_count !== undefined) {
+      const current = await rooms.countAdditionalTokens(existing.id);
+      add = Array.from({ length: Math.max(0, input.additional_guest_count - current) }, () => ids.secret(32));
+      removeCount = Math.max(0, current - input.additional_guest_count);
+    }
+    return { room: existing, organizationId: owner.organizationId, doctorId: owner.doctorId, guestTokens: { add, removeCount } };
+  }
+
   return {
     /** onInserted commits or rolls back with the room (the Idempotency-Key record). */
     async create(principal: Principal, input: RoomInput, onInserted?: OnRoomInserted): Promise<RoomView> {
@@ -140,10 +160,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       await checkFeatures(principal, input);
       const now = clock.now();
       const values = settings(principal, input);
-      // One literal naming every column, not a spread of the settings plus the
-      // rest: V8 built the spread one property at a time, ~8 KB of allocations
-      // per create, which its pretenuring then put in the old space (main.ts
-      // now turns that off; bench/README.md).
+      // One literal naming every column, not a spread: see bench/README.md "Optimizations".
       const room: NewRoom = {
         tenant_id: principal.tenantId,
         organization_id: owner.organizationId,
@@ -152,7 +169,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         access_token: ids.secret(32),
         guest_token: ids.secret(32),
         name: values.name,
-        status: 'active',
+        status: CREATED_STATUS,
         host_display_name: values.host_display_name,
         guest_display_name: values.guest_display_name,
         enable_chat: values.enable_chat,
@@ -170,7 +187,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         ended_at: null,
         closed_at: null,
         emptied_at: null,
-        cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, now),
+        cleanup_base_at: cleanupBase(scheduledEnd(values.scheduled_at, values.meeting_duration), now),
       };
       const guestTokens = Array.from({ length: input.additional_guest_count ?? 0 }, () => ids.secret(32));
       return view(await rooms.insert(scopeOf(principal), room, guestTokens, onInserted));
@@ -188,53 +205,18 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
      * when sent, so a settings update never revokes links already handed out.
      */
     async update(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<RoomView> {
-      if ((input.doctor_id === undefined || input.doctor_id === null) && input.permanent !== true && input.additional_guest_count === undefined) {
-        // Settings alone (no doctor to look up, no toggle to check, no guest links to
-        // add or remove): one statement finds the room, checks If-Match and writes,
-        // instead of a read and then a write (bench/README.md). Same answers: nothing
-        // can fail with 400 or 422 here, and writeRefused tells 404 from 412.
-        const values = settings(principal, input);
-        const row = await rooms.updateSettings(
-          scopeOf(principal),
-          token,
-          values,
-          { updatedAt: clock.now(), scheduledEnd: scheduledEnd(values.scheduled_at, values.meeting_duration), removeDoctor: input.doctor_id === null },
-          versions,
-        );
-        if (!row) return writeRefused(principal, token);
-        events.publish({ type: 'room-updated', roomId: row.id });
-        return view(row);
-      }
-      const existing = await requireRoom(principal, token, versions);
-      // null takes the doctor off the room; the room stays in its organization
-      // (an Instance token must not pull a room out of the organization that sees it).
-      const owner =
-        input.doctor_id === undefined
-          ? { organizationId: existing.organization_id, doctorId: existing.doctor_id }
-          : input.doctor_id === null
-            ? { organizationId: existing.organization_id, doctorId: null }
-            : await resolveOwner(principal, input.doctor_id);
-      await checkFeatures(principal, input);
-      const now = clock.now();
+      const checked = needsChecks(input) ? await checkUpdate(principal, token, input, versions) : undefined;
       const values = settings(principal, input);
-      let add: string[] = [];
-      let removeCount = 0;
-      if (input.additional_guest_count !== undefined) {
-        const current = await rooms.countAdditionalTokens(existing.id);
-        add = Array.from({ length: Math.max(0, input.additional_guest_count - current) }, () => ids.secret(32));
-        removeCount = Math.max(0, current - input.additional_guest_count);
-      }
       const row = await rooms.update(
         scopeOf(principal),
-        existing.id,
+        token,
         {
-          ...values,
-          organization_id: owner.organizationId,
-          doctor_id: owner.doctorId,
-          updated_at: now,
-          cleanup_base_at: cleanupBase(values.scheduled_at, values.meeting_duration, existing.cleanup_base_at),
+          settings: values,
+          updatedAt: clock.now(),
+          scheduledEnd: scheduledEnd(values.scheduled_at, values.meeting_duration),
+          removeDoctor: input.doctor_id === null,
+          checked,
         },
-        { add, removeCount, at: now },
         versions,
       );
       if (!row) return writeRefused(principal, token);
@@ -246,7 +228,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       const existing = await requireRoom(principal, token, versions);
       const closed = await rooms.close(existing.id, clock.now(), versions);
       // Nothing closed under If-Match: already closed with that version (204 again), or changed meanwhile.
-      if (!closed && versions && existing.status !== 'closed') return writeRefused(principal, token);
+      if (!closed && versions && !isClosed(existing.status)) return writeRefused(principal, token);
       // Closing a closed room is 204 again (DESIGN §5); the call hears of it either way.
       events.publish({ type: 'room-closed', roomId: (closed ?? existing).id });
     },

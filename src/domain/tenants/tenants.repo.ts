@@ -1,16 +1,29 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { prepare } from '../../db/prepared.js';
 import type { ApiTokensTable, DoctorsTable, OrganizationsTable, TenantsTable } from '../../db/schema.js';
+import { perTurnBatches } from '../support/per-turn-batches.js';
 
 export type Tenant = TenantsTable;
 export type Organization = OrganizationsTable;
 export type Doctor = DoctorsTable;
 
+/** An API token found by its digest, with what a request needs of its tenant. */
+export interface ApiTokenWithTenant {
+  id: string;
+  token_hash: Uint8Array;
+  tenant_id: string;
+  organization_id: string | null;
+  revoked_at: Date | null;
+  timezone: string;
+  default_return_url: string;
+}
+
 /**
  * Whether a feature is on for a caller, as an SQL expression: the
  * organization's setting where it has one, else the tenant's, else off. Other
  * statements embed it, so that a room read carries its toggle instead of
- * costing a query of its own (bench/README.md).
+ * costing a query of its own.
  */
 export function featureEnabledSql(tenantId: string, organizationId: string | null, feature: string): RawBuilder<boolean> {
   return sql<boolean>`coalesce(
@@ -20,7 +33,25 @@ export function featureEnabledSql(tenantId: string, organizationId: string | nul
 }
 
 export function createTenantsRepo(db: Db) {
+  // Every API request looks its token up: compiled once (db/prepared.ts), and one
+  // statement for the lookups asked in the same turn of the event loop
+  // (support/per-turn-batches.ts: none is answered from before its arrival).
+  const findTokens = prepare(db, ({ digests }: { digests: Buffer[] }) =>
+    db
+      .selectFrom('api_tokens as t')
+      .innerJoin('tenants as tn', 'tn.id', 't.tenant_id')
+      .select(['t.id', 't.token_hash', 't.tenant_id', 't.organization_id', 't.revoked_at', 'tn.timezone', 'tn.default_return_url'])
+      .where('t.token_hash', '=', sql<Buffer>`any(${digests}::bytea[])`),
+  );
+  const findTokenByDigest: (digest: Buffer) => Promise<ApiTokenWithTenant | undefined> = perTurnBatches(
+    (digests: Buffer[]) => findTokens({ digests }),
+    (row) => row.token_hash,
+  );
+
   return {
+    /** The API token with this digest (revoked ones too), or undefined. */
+    findTokenByDigest,
+
     async insertTenant(tenant: Tenant): Promise<Tenant> {
       return db.insertInto('tenants').values(tenant).returningAll().executeTakeFirstOrThrow();
     },

@@ -4,6 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { cleanDisplayName, settingsOf } from '../../domain/participation/participation.service.js';
+import { acceptsParticipants } from '../../domain/rooms/room-lifecycle.js';
 import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
 import type { Services } from '../../services.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
@@ -39,7 +40,7 @@ export const joinRoutes =
       const { room, role } = access;
       // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
       pageHeaders(reply, publicUrl, await services.tenants.frameAncestors(room.tenant_id));
-      if (room.status === 'closed') {
+      if (!acceptsParticipants(room.status)) {
         return reply.status(410).send(messagePage(build, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed'));
       }
       if (!build) {
