@@ -1,9 +1,9 @@
-// Presence in SQL (DESIGN §5). The database is the one truth about who is in
-// a call, so that every node of a cluster agrees. Joins and leaves of a room
-// lock the room's row first: two last participants leaving at once cannot
-// both miss that the room became empty. What presence does to the room's
-// status (started, emptied) is the rooms repository's, called inside the
-// same transactions.
+// Presence in SQL. The database is the one truth about who is in a call, so
+// that every node of a cluster agrees. Joins and leaves of a room lock the
+// room's row first: two last participants leaving at once cannot both miss
+// that the room became empty. What presence does to the room's status
+// (started, emptied) is the rooms repository's, called inside the same
+// transactions.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole, ParticipantsTable } from '../../db/schema.js';

@@ -1,5 +1,5 @@
-// The life of a room (docs/api.md "Rooms"), from creation to deletion:
-//
+// The life of a room (docs/api.md "The Room", "Close", "Automatic cleanup"),
+// from creation to deletion:
 //   created                                      → active
 //   a participant joins (also an ended room)     → started  (started_at set once)
 //   started, empty for longer than the grace     → ended

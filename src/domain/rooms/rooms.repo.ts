@@ -73,7 +73,7 @@ export type RoomSettings = Pick<
 >;
 
 /**
- * What a PUT writes (§4.4): every setting, and the new scheduled end, which
+ * What a PUT writes (docs/api.md): every setting, and the new scheduled end, which
  * the cleanup time moves to unless activity already put it later.
  */
 export interface RoomUpdate {
@@ -257,7 +257,7 @@ export function createRoomsRepo(db: Db) {
     },
 
     /**
-     * A PUT of the room with this token in scope (§4.4). Null when there is no
+     * A PUT of the room with this token in scope. Null when there is no
      * such room or its version is not one of `versions`: nothing was written then.
      */
     async update(scope: RoomScope, token: string, update: RoomUpdate, versions?: Versions): Promise<RoomWithExtras | null> {
