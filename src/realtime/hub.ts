@@ -12,7 +12,7 @@ import {
   type Participant,
   type ParticipationService,
 } from '../domain/participation/participation.service.js';
-import type { RoomEvent, RoomEventBus } from '../domain/rooms/room-events.js';
+import type { RoomEvent, RoomEventBus } from './buses/room-event-bus.js';
 import type { Clock } from '../domain/support/clock.js';
 import {
   parseClientMessage,
@@ -23,7 +23,7 @@ import {
   type RoomSettings,
   type ServerMessage,
 } from './protocol.js';
-import type { SignalBus, SignalEnvelope } from './signal-bus.js';
+import type { SignalBus, SignalEnvelope } from './buses/signal-bus.js';
 
 /** WebSocket close codes the browser acts on (4000-4999 are for applications, RFC 6455 §7.4.2). */
 export const CloseCode = {
