@@ -37,6 +37,8 @@ export interface HubFixture {
   ctx: HubContext;
   /** A room through the API; `enable_*` and the other room fields can be overridden. */
   createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** The room as the API shows it (current_participants, status). */
+  getRoom(roomToken: string): Promise<Record<string, any>>;
   /** The room's row id, as the hub knows it (the API shows only its token). */
   roomIdOf(joinToken: string): Promise<number>;
   /** A connected session that has not joined. */
@@ -72,6 +74,9 @@ export async function createHubFixture(): Promise<HubFixture> {
       const res = await test.request({ method: 'POST', url: '/api/rooms', token: tenant.instanceToken, payload: roomBody(overrides) });
       if (res.statusCode !== 201) throw new Error(`room not created: ${res.statusCode} ${res.body}`);
       return res.json();
+    },
+    async getRoom(roomToken) {
+      return (await test.request({ method: 'GET', url: `/api/rooms/${roomToken}`, token: tenant.instanceToken })).json();
     },
     async roomIdOf(joinToken) {
       const access = await test.services.participation.resolve(joinToken);
