@@ -39,6 +39,8 @@ export interface HubFixture {
   createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
   /** The room as the API shows it (current_participants, status). */
   getRoom(roomToken: string): Promise<Record<string, any>>;
+  /** A call of the rooms API with this fixture's tenant token. */
+  api(method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>): Promise<{ statusCode: number; json(): any }>;
   /** The room's row id, as the hub knows it (the API shows only its token). */
   roomIdOf(joinToken: string): Promise<number>;
   /** A connected session that has not joined. */
@@ -76,7 +78,10 @@ export async function createHubFixture(): Promise<HubFixture> {
       return res.json();
     },
     async getRoom(roomToken) {
-      return (await test.request({ method: 'GET', url: `/api/rooms/${roomToken}`, token: tenant.instanceToken })).json();
+      return (await fixture.api('GET', `/api/rooms/${roomToken}`)).json();
+    },
+    api(method, url, payload) {
+      return test.request({ method, url, token: tenant.instanceToken, ...(payload ? { payload } : {}) });
     },
     async roomIdOf(joinToken) {
       const access = await test.services.participation.resolve(joinToken);
