@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
-import { connectRedisBuses, type RedisBuses } from './cluster/redis-buses.js';
+import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
 import { buildApp } from './http/build-app.js';
 import { joinRoutes } from './http/routes/join.routes.js';
 import { startJobs } from './jobs.js';

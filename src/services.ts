@@ -10,7 +10,6 @@ import { createIdempotencyService } from './domain/idempotency/idempotency.servi
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
 import { createParticipationService } from './domain/participation/participation.service.js';
 import { createCleanupService } from './domain/rooms/room-cleanup.service.js';
-import { createLocalEventBus, type RoomEventBus } from './domain/rooms/room-events.js';
 import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
 import { createRoomsService } from './domain/rooms/rooms.service.js';
 import { systemClock, type Clock } from './domain/support/clock.js';
@@ -19,7 +18,10 @@ import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { metricsSources } from './observability/metrics-sources.js';
-import { createLocalSignalBus, type SignalBus } from './realtime/signal-bus.js';
+import { createLocalEventBus } from './realtime/buses/local-room-event-bus.js';
+import { createLocalSignalBus } from './realtime/buses/local-signal-bus.js';
+import type { RoomEventBus } from './realtime/buses/room-event-bus.js';
+import type { SignalBus } from './realtime/buses/signal-bus.js';
 
 export interface ServiceOptions {
   database: DatabaseHandle;

@@ -1,9 +1,9 @@
 // Two independent connections to a real Redis stand for two nodes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
-import { startRedis } from '../../scripts/redis.mjs';
-import type { RoomEvent } from '../domain/rooms/room-events.js';
-import type { SignalEnvelope } from '../realtime/signal-bus.js';
+import { startRedis } from '../../../scripts/redis.mjs';
+import type { RoomEvent } from './room-event-bus.js';
+import type { SignalEnvelope } from './signal-bus.js';
 import { connectRedisBuses, type RedisBuses } from './redis-buses.js';
 
 let redis: { url: string; stop(): Promise<void> };

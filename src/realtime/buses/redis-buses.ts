@@ -8,8 +8,8 @@
 // connection's own messages, and one path keeps the order the same everywhere.
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
-import type { RoomEvent, RoomEventBus } from '../domain/rooms/room-events.js';
-import type { SignalBus, SignalEnvelope } from '../realtime/signal-bus.js';
+import type { RoomEvent, RoomEventBus } from './room-event-bus.js';
+import type { SignalBus, SignalEnvelope } from './signal-bus.js';
 
 const ROOM_EVENTS_CHANNEL = 'parley:room-events';
 const roomChannel = (roomId: number) => `parley:room:${roomId}`;

@@ -1,9 +1,9 @@
 // Every message from one participant to others goes through a SignalBus, per
-// room. The in-process bus serves a single node; a cluster swaps in one that
-// crosses nodes (same interface), so that participants on different nodes
-// share a call. The hub never writes to another participant's socket directly.
-import { EventEmitter } from 'node:events';
-import type { ServerMessage } from './protocol.js';
+// room. The in-process bus (local-signal-bus.ts) serves a single node; a
+// cluster swaps in one that crosses nodes (redis-buses.ts, same interface), so
+// that participants on different nodes share a call. The hub never writes to
+// another participant's socket directly.
+import type { ServerMessage } from '../protocol.js';
 
 /** Sent to a peer id when that participant resumed on a new connection: the old connection closes quietly. */
 export interface SessionReplaced {
@@ -22,18 +22,4 @@ export interface SignalBus {
   publish(roomId: number, envelope: SignalEnvelope): void | Promise<void>;
   /** Returns the unsubscribe function. */
   subscribe(roomId: number, handler: (envelope: SignalEnvelope) => void): () => void;
-}
-
-export function createLocalSignalBus(): SignalBus {
-  const emitter = new EventEmitter();
-  emitter.setMaxListeners(0);
-  return {
-    publish(roomId, envelope) {
-      emitter.emit(String(roomId), envelope);
-    },
-    subscribe(roomId, handler) {
-      emitter.on(String(roomId), handler);
-      return () => emitter.off(String(roomId), handler);
-    },
-  };
 }

@@ -1,0 +1,42 @@
+// Routes a well-formed message to its handler. `join` is the only message of
+// a session that has not joined; every other type has one handler in the
+// table below, which is where a new message family goes.
+import { handleJoin } from './handlers/join.js';
+import type { CallHandler, CallMessageType } from './handlers/call-handler.js';
+import { sendChat } from './handlers/chat.js';
+import { createInvite } from './handlers/invites.js';
+import { leaveCall } from './handlers/leave.js';
+import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
+import type { HubContext } from './hub-context.js';
+import type { ClientMessage } from './protocol.js';
+import { fail, type Session } from './session.js';
+
+/**
+ * One handler per message type of a joined session. The mapped type makes a
+ * type added to ClientMessage without a handler a compile error. Host controls
+ * (admit, deny, remove) slot in here as a `handlers/host-controls.ts` family.
+ */
+export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
+  signal: relaySignal,
+  'media-state': relayMediaState,
+  'screenshare-start': startScreenshare,
+  'screenshare-stop': stopScreenshare,
+  chat: sendChat,
+  'invite-create': createInvite,
+  leave: leaveCall,
+};
+
+export async function dispatch(ctx: HubContext, session: Session, message: ClientMessage): Promise<void> {
+  if (message.type === 'join') {
+    if (session.state !== 'new') return fail(session, 'already-joined', 'This connection has joined already', message.requestId);
+    return handleJoin(ctx, session, message);
+  }
+  const participant = session.participant;
+  const requestId = 'requestId' in message ? message.requestId : undefined;
+  if (session.state !== 'joined' || !participant) return fail(session, 'not-joined', 'Send join first', requestId);
+  const settings = ctx.rooms.get(participant.roomId)?.settings;
+  if (!settings) return fail(session, 'not-joined', 'Send join first', requestId);
+  // The table pairs each type with its handler; TypeScript cannot follow that pairing through an index.
+  const handler = callHandlers[message.type] as CallHandler;
+  return handler(ctx, session, message, { participant, settings });
+}

@@ -1,0 +1,17 @@
+// `chat`: a text message to everyone else in the call. The server stamps the
+// sender's name and the time, so that nobody can write in another's name.
+import { fail, reply } from '../session.js';
+import type { CallHandler } from './call-handler.js';
+
+export const sendChat: CallHandler<'chat'> = (ctx, session, message, { participant, settings }) => {
+  if (!settings.chat) return fail(session, 'chat-disabled', 'Chat is switched off for this room', message.requestId);
+  if (!session.allowChat()) return fail(session, 'rate-limited', 'Too many chat messages; wait a moment', message.requestId);
+  ctx.rooms.publish(session, null, {
+    type: 'chat',
+    from: participant.peerId,
+    name: participant.name,
+    text: message.text,
+    sentAt: ctx.clock.now().toISOString(),
+  });
+  reply(session, { type: 'ack', requestId: message.requestId });
+};

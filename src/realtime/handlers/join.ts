@@ -1,0 +1,69 @@
+// `join`: where a connection is authenticated, by the join token of its first
+// message, and becomes a participant of a call; with a participantToken it
+// resumes that participant instead (after a drop or from another network).
+import { NotFoundError, RoomClosedError } from '../../errors.js';
+import { returnUrlOf, RoomFullError, settingsOf } from '../../domain/participation/participation.service.js';
+import { CloseCode } from '../close-codes.js';
+import type { HubContext } from '../hub-context.js';
+import type { ClientMessage } from '../protocol.js';
+import { fail, reply, type Session } from '../session.js';
+
+/** Unknown join links one connection may try: a browser sends one; more is someone guessing. */
+export const MAX_FAILED_JOINS = 5;
+
+export async function handleJoin(ctx: HubContext, session: Session, message: Extract<ClientMessage, { type: 'join' }>): Promise<void> {
+  const { participation, departures, log } = ctx;
+  session.state = 'joining';
+  // A resume right after a drop: the drop's leave must land first, or it would undo the resume.
+  if (message.participantToken) await departures.inFlightFor(message.participantToken);
+  let joined;
+  try {
+    joined = await ctx.inFlight.track(participation.join(message));
+  } catch (error) {
+    if (!session.ended) session.state = 'new';
+    if (error instanceof NotFoundError) {
+      fail(session, 'not-found', 'This join link is not valid', message.requestId);
+      if (++session.failedJoins >= MAX_FAILED_JOINS) ctx.endSession(session, CloseCode.notFound, 'too many unknown join links');
+      return;
+    }
+    if (error instanceof RoomClosedError) return fail(session, 'room-closed', 'This room is closed', message.requestId);
+    if (error instanceof RoomFullError) return fail(session, 'room-full', error.message, message.requestId);
+    throw error;
+  }
+  const { participant, room, resumed } = joined;
+  if (session.ended) {
+    // The socket went away (or the server began to stop) while the database answered.
+    await departures.markLeft(participant, session);
+    return;
+  }
+  if (session.joinTimer) clearTimeout(session.joinTimer);
+  session.joinTimer = null;
+  session.participant = participant;
+  session.state = 'joined';
+  ctx.rooms.enter(room.id, session, settingsOf(room));
+  if (ctx.closedRooms.has(room.id)) {
+    reply(session, { type: 'room-closed', reason: 'closed' });
+    ctx.endSession(session, CloseCode.roomClosed, 'room closed');
+    await departures.markLeft(participant, session);
+    return;
+  }
+  // The participant's old connection, on whichever node, closes quietly.
+  if (resumed) ctx.rooms.publish(session, participant.peerId, { type: 'session-replaced' });
+  const self = { id: participant.peerId, name: participant.name, role: participant.role };
+  ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
+  // Read in the join's transaction, after the room's row was locked: no second query before the reply.
+  const peers = joined.peers.map((p) => ({ id: p.peerId, name: p.name, role: p.role }));
+  log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
+  reply(session, {
+    type: 'joined',
+    requestId: message.requestId,
+    participantToken: participant.token,
+    self,
+    peers,
+    settings: settingsOf(room),
+    iceServers: ctx.options.iceServersFor(participant.peerId),
+    iceTransportPolicy: ctx.options.iceTransportPolicy,
+    returnUrl: returnUrlOf(room, participant.role),
+    resumed,
+  });
+}

@@ -1,0 +1,41 @@
+// What the API did to a room (RoomEventBus), applied to the calls on this
+// node: new settings reach the participants, a closed or deleted room ejects them.
+import type { RoomEvent } from '../buses/room-event-bus.js';
+import { settingsOf } from '../../domain/participation/participation.service.js';
+import { CloseCode } from '../close-codes.js';
+import type { HubContext } from '../hub-context.js';
+import { stopSharing } from './relay.js';
+
+export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promise<void> {
+  if (event.type === 'room-updated') return applySettings(ctx, event.roomId);
+  return ejectEveryone(ctx, event.roomId, event.type === 'room-closed' ? 'closed' : 'deleted');
+}
+
+/** Reads the room's settings again, sends them to its participants here, stops screen shares no longer allowed. */
+async function applySettings(ctx: HubContext, roomId: number): Promise<void> {
+  const room = ctx.rooms.get(roomId);
+  if (!room) return;
+  const row = await ctx.participation.room(roomId);
+  if (!row) return;
+  room.settings = settingsOf(row);
+  const joined = [...room.sessions].filter((s) => s.state === 'joined');
+  for (const session of joined) session.connection.send({ type: 'settings', settings: room.settings });
+  for (const session of joined) {
+    if (!room.settings.screenshare) stopSharing(ctx, session, session.participant!.peerId);
+  }
+}
+
+/** Closes every connection of the room here (4001) and records their leaves. */
+async function ejectEveryone(ctx: HubContext, roomId: number, reason: 'closed' | 'deleted'): Promise<void> {
+  // Remembered even with nobody here: a join in flight lands after this and is ejected then.
+  ctx.closedRooms.add(roomId);
+  const room = ctx.rooms.get(roomId);
+  if (!room) return;
+  const ejected = [...room.sessions];
+  for (const session of ejected) {
+    session.connection.send({ type: 'room-closed', reason });
+    ctx.endSession(session, CloseCode.roomClosed, `room ${reason}`);
+  }
+  await Promise.all(ejected.map((s) => (s.participant ? ctx.departures.markLeft(s.participant, s) : undefined)));
+  ctx.log.info({ room: roomId, ejected: ejected.length, reason }, 'room closed: participants ejected');
+}

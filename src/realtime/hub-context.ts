@@ -1,0 +1,63 @@
+// What the parts of a hub share: the options it was built with and this
+// node's state (open sessions, rooms, leaves and other work in flight).
+// Handlers get it as their first argument, so each can be built and tested
+// without the others.
+import type { FastifyBaseLogger } from 'fastify';
+import type { ParticipationService } from '../domain/participation/participation.service.js';
+import type { Clock } from '../domain/support/clock.js';
+import type { RoomEventBus } from './buses/room-event-bus.js';
+import type { SignalBus } from './buses/signal-bus.js';
+import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
+import { createDepartures, type Departures } from './departures.js';
+import { createInFlight, type InFlight } from './in-flight.js';
+import type { IceServerInfo } from './protocol.js';
+import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
+import { endSession, type Session } from './session.js';
+
+export interface HubOptions {
+  participation: ParticipationService;
+  bus: SignalBus;
+  events: RoomEventBus;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  publicUrl: string;
+  iceServersFor(peerId: string): IceServerInfo[];
+  iceTransportPolicy: 'all' | 'relay';
+  /** Observes every well-formed frame and the number of open connections (metrics). */
+  observe?: { message(type: string): void; connections(delta: 1 | -1): void };
+  /** A connection that has not joined after this long is closed. */
+  joinTimeoutMs?: number;
+}
+
+export interface HubContext {
+  options: HubOptions;
+  participation: ParticipationService;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** Every open connection, joined or not: a stop must reach those still on the join screen too. */
+  open: Set<Session>;
+  rooms: RoomRegistry;
+  closedRooms: ClosedRooms;
+  departures: Departures;
+  inFlight: InFlight;
+  /** The server ends a session: it leaves its room here, its socket closes, the close is no drop. */
+  endSession(session: Session, code: number, reason: string): void;
+}
+
+export function createHubContext(options: HubOptions): HubContext {
+  const { participation, clock, log } = options;
+  const inFlight = createInFlight();
+  const rooms = createRoomRegistry({ bus: options.bus, log });
+  return {
+    options,
+    participation,
+    clock,
+    log,
+    open: new Set(),
+    rooms,
+    closedRooms: createClosedRooms(clock),
+    departures: createDepartures({ participation, rooms, inFlight, log }),
+    inFlight,
+    endSession: (session, code, reason) => endSession(session, code, reason, rooms),
+  };
+}

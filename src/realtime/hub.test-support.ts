@@ -1,0 +1,112 @@
+// Builds the hub's parts for unit tests without sockets: a connection is a
+// recorder of what the hub sent and how it closed it; the participation
+// service is the real one over the test database (test/helpers).
+import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
+import { handleJoin } from './handlers/join.js';
+import { createHubContext, type HubContext } from './hub-context.js';
+import type { ServerMessage } from './protocol.js';
+import { createSession, type Connection, type Session } from './session.js';
+
+export interface RecordingConnection extends Connection {
+  sent: ServerMessage[];
+  closes: { code: number; reason: string }[];
+  /** The messages of one type sent so far. */
+  all<T extends ServerMessage['type']>(type: T): Extract<ServerMessage, { type: T }>[];
+}
+
+export function recordingConnection(): RecordingConnection {
+  const sent: ServerMessage[] = [];
+  const closes: { code: number; reason: string }[] = [];
+  return {
+    sent,
+    closes,
+    send: (message) => void sent.push(message),
+    close: (code, reason) => void closes.push({ code, reason }),
+    all: <T extends ServerMessage['type']>(type: T) => sent.filter((m) => m.type === type) as Extract<ServerMessage, { type: T }>[],
+  };
+}
+
+export interface TestSession {
+  session: Session;
+  connection: RecordingConnection;
+}
+
+export interface HubFixture {
+  test: TestContext;
+  clock: ReturnType<typeof manualClock>;
+  ctx: HubContext;
+  /** A room through the API; `enable_*` and the other room fields can be overridden. */
+  createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** The room as the API shows it (current_participants, status). */
+  getRoom(roomToken: string): Promise<Record<string, any>>;
+  /** A call of the rooms API with this fixture's tenant token. */
+  api(method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: Record<string, unknown>): Promise<{ statusCode: number; json(): any }>;
+  /** The room's row id, as the hub knows it (the API shows only its token). */
+  roomIdOf(joinToken: string): Promise<number>;
+  /** A connected session that has not joined. */
+  connect(): TestSession;
+  /** A session joined through the join handler; throws if the join was refused. */
+  join(joinToken: string, displayName?: string, participantToken?: string): Promise<TestSession & { joined: Extract<ServerMessage, { type: 'joined' }> }>;
+  /** Lets the in-process bus, the database and the handlers finish what they started. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+let nextRequest = 0;
+
+export async function createHubFixture(): Promise<HubFixture> {
+  const clock = manualClock();
+  const test = await createTestContext({ clock });
+  const tenant = await test.tenant();
+  const ctx = createHubContext({
+    participation: test.services.participation,
+    bus: test.services.signals,
+    events: test.services.events,
+    clock,
+    log: test.app.log,
+    publicUrl: 'http://parley.test',
+    iceServersFor: () => [{ urls: 'stun:stun.test' }],
+    iceTransportPolicy: 'all',
+  });
+  const fixture: HubFixture = {
+    test,
+    clock,
+    ctx,
+    async createRoom(overrides = {}) {
+      const res = await test.request({ method: 'POST', url: '/api/rooms', token: tenant.instanceToken, payload: roomBody(overrides) });
+      if (res.statusCode !== 201) throw new Error(`room not created: ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
+    async getRoom(roomToken) {
+      return (await fixture.api('GET', `/api/rooms/${roomToken}`)).json();
+    },
+    api(method, url, payload) {
+      return test.request({ method, url, token: tenant.instanceToken, ...(payload ? { payload } : {}) });
+    },
+    async roomIdOf(joinToken) {
+      const access = await test.services.participation.resolve(joinToken);
+      if (!access) throw new Error('unknown join token');
+      return access.room.id;
+    },
+    connect() {
+      const connection = recordingConnection();
+      const session = createSession(connection, clock);
+      ctx.open.add(session);
+      return { session, connection };
+    },
+    async join(joinToken, displayName = 'Someone', participantToken) {
+      const { session, connection } = fixture.connect();
+      const requestId = `j${++nextRequest}`;
+      await handleJoin(ctx, session, { type: 'join', requestId, joinToken, displayName, ...(participantToken ? { participantToken } : {}) });
+      const joined = connection.all('joined')[0];
+      if (!joined) throw new Error(`join refused: ${JSON.stringify(connection.sent)}`);
+      return { session, connection, joined };
+    },
+    async settle() {
+      await ctx.inFlight.settled();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+    close: () => test.close(),
+  };
+  return fixture;
+}

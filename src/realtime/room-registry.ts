@@ -1,0 +1,86 @@
+// The rooms that have participants on this node: which sessions are in each,
+// the room's settings as this node last read them, and the room's channel on
+// the SignalBus. Participants reach each other only through that channel, so
+// a participant on another node is reached the same way as one on this node.
+import type { FastifyBaseLogger } from 'fastify';
+import type { SignalBus, SignalEnvelope } from './buses/signal-bus.js';
+import { CloseCode } from './close-codes.js';
+import type { RoomSettings } from './protocol.js';
+import { endSession, type Session } from './session.js';
+
+export interface LocalRoom {
+  sessions: Set<Session>;
+  settings: RoomSettings;
+  unsubscribe: () => void;
+}
+
+export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyBaseLogger }) {
+  const rooms = new Map<number, LocalRoom>();
+
+  /** What arrived on a room's channel, handed to this node's sessions it is meant for. */
+  function deliver(roomId: number, envelope: SignalEnvelope) {
+    const room = rooms.get(roomId);
+    if (!room) return;
+    for (const session of room.sessions) {
+      if (session.id === envelope.fromSession || session.state !== 'joined' || !session.participant) continue;
+      if (envelope.to !== null && envelope.to !== session.participant.peerId) continue;
+      if (envelope.message.type === 'session-replaced') {
+        endSession(session, CloseCode.replaced, 'resumed on another connection', registry);
+      } else {
+        session.connection.send(envelope.message);
+      }
+    }
+  }
+
+  const registry = {
+    /** Adds a joined session to its room, subscribing this node to the room's channel if it is the first. */
+    enter(roomId: number, session: Session, settings: RoomSettings): LocalRoom {
+      let room = rooms.get(roomId);
+      if (!room) {
+        room = { sessions: new Set(), settings, unsubscribe: bus.subscribe(roomId, (envelope) => deliver(roomId, envelope)) };
+        rooms.set(roomId, room);
+      }
+      room.settings = settings;
+      room.sessions.add(session);
+      return room;
+    },
+
+    /** Removes a session from its room; the last one out unsubscribes this node from the room's channel. */
+    leave(session: Session): void {
+      const roomId = session.participant?.roomId;
+      if (roomId === undefined) return;
+      const room = rooms.get(roomId);
+      if (!room) return;
+      room.sessions.delete(session);
+      if (room.sessions.size === 0) {
+        room.unsubscribe();
+        rooms.delete(roomId);
+      }
+    },
+
+    get(roomId: number): LocalRoom | undefined {
+      return rooms.get(roomId);
+    },
+
+    /**
+     * Sends to the sender's room on every node: to peer `to`, or to everyone
+     * (null). Never back to the sending connection.
+     */
+    publish(session: Session, to: string | null, message: SignalEnvelope['message']): void {
+      if (!session.participant) return;
+      void Promise.resolve(bus.publish(session.participant.roomId, { fromSession: session.id, to, message })).catch((error: unknown) =>
+        log.warn({ err: error }, 'signal bus publish failed'),
+      );
+    },
+
+    /** Sessions in rooms on this node. */
+    get sessionCount(): number {
+      let n = 0;
+      for (const room of rooms.values()) n += room.sessions.size;
+      return n;
+    },
+  };
+  return registry;
+}
+
+export type RoomRegistry = ReturnType<typeof createRoomRegistry>;
