@@ -1,4 +1,4 @@
-// Issue 4 §4: time from the click on Join to the first decoded remote video
+// Time from the click on Join to the first decoded remote video
 // frame, in headless Chromium (BROWSER-TESTING.md), against the bare two-page
 // WebRTC call of support/bare-webrtc/ measured in the same run. Parley runs as
 // `node dist/src/main.js` (npm run build first) on PostgreSQL and on PGlite.

@@ -1,4 +1,4 @@
-// Issue 4 §5: the API figures of api.bench.ts for the embedded default
+// The API figures of api.bench.ts for the embedded default
 // (PGlite in the server process, DATA_DIR), against Parley on PostgreSQL
 // measured in the same run.
 //   npm run bench:embedded -- [--seconds=5] [--reps=3] [--connections=1,10,100]

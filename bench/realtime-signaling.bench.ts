@@ -1,4 +1,4 @@
-// Issue 4 §3: the signaling server under real `ws` clients (a separate
+// The signaling server under real `ws` clients (a separate
 // process): joins per second, server memory per idle joined participant, and
 // relay latency of a `signal` with every participant connected. Parley runs as
 // `node dist/src/main.js` (npm run build first) on PostgreSQL and on PGlite;

@@ -1,4 +1,4 @@
-// Issue 4 §2, feedback: the summary (all time, a month, a day) and the list
+// Scale, feedback: the summary (all time, a month, a day) and the list
 // (page 1, filtered by rating and month, its last page, a walk along `next`
 // links) as one tenant's feedbacks grow to 10,000,000 (another tenant's beside
 // them), each compared with the same at the first size (1,000). Feedbacks are

@@ -1,4 +1,4 @@
-// Issue 4 §2, rooms: GET /api/rooms as one tenant grows to 1,000,000 rooms
+// Scale, rooms: GET /api/rooms as one tenant grows to 1,000,000 rooms
 // (other tenants' rooms interleaved beside it): page 1, a middle page (plain
 // page=N, OFFSET), the last page, walks that follow `next` Link URLs (keyset
 // cursor) from the start and from the middle. Each figure is compared with the

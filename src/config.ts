@@ -1,5 +1,5 @@
 // The only reader of process.env. loadConfig validates every setting once at
-// start-up and fails with a message naming the variable (DESIGN §3).
+// start-up and fails with a message naming the variable (docs/design.md#commands-and-configuration).
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 
@@ -167,7 +167,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   return Object.freeze(config);
 }
 
-/** What `parley admin` needs to reach a running server's admin API (DESIGN §4). */
+/** What `parley admin` needs to reach a running server's admin API. */
 export interface AdminClientConfig {
   url: string;
   adminToken: string;

@@ -1,5 +1,5 @@
 // Domain errors. No HTTP here: src/http/error-handler.ts maps each one to the
-// interface's status and body shape (§7).
+// interface's status and body shape (docs/design.md#errors-and-limits).
 
 export interface FieldError {
   attribute: string;
@@ -18,7 +18,7 @@ export class ValidationError extends Error {
   }
 }
 
-/** Unknown, or outside the caller's scope: the two are indistinguishable on purpose (§5.6). */
+/** Unknown, or outside the caller's scope: the two are indistinguishable on purpose (docs/design.md#tenants-tokens-and-authentication). */
 export class NotFoundError extends Error {
   constructor(what = 'Not found') {
     super(what);

@@ -42,7 +42,7 @@ export async function startServer(
         { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
         // Idempotency-Key records live 24 hours (docs/security.md).
         { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
-        // Heartbeat, participants of dead nodes, rooms empty past the grace (DESIGN §5).
+        // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle).
         { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
       ],
       app.log,

@@ -132,7 +132,7 @@ export async function startBaseline(databaseUrl: string, poolSize: number, publi
   });
 }
 
-/** A call to Parley's admin API (DESIGN §4). */
+/** A call to Parley's admin API. */
 export async function admin<T>(server: ServerProcess, method: string, pathname: string, body?: unknown): Promise<T> {
   const response = await fetch(server.url + pathname, {
     method,

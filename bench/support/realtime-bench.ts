@@ -1,4 +1,4 @@
-// The three realtime measurements of issue 4 §3, each on one target (Parley
+// The three realtime measurements (bench/README.md), each on one target (Parley
 // or the baseline relay) through the client process. Shared by
 // bench/realtime-signaling.bench.ts and its smoke test.
 import type { Clients, JoinResult, Memory, RealtimeTarget, RelayResult } from './realtime-driver.js';

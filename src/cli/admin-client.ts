@@ -1,4 +1,4 @@
-// A small HTTP client for the operator admin API (DESIGN §4), used by
+// A small HTTP client for the operator admin API, used by
 // `parley admin ...`. Errors come back as CommandFailed with the server's own
 // message, so the CLI prints what the API said.
 import type { AdminClientConfig } from '../config.js';

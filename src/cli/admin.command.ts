@@ -1,5 +1,5 @@
 // `parley admin <resource> <action> [options]`: one admin API call each,
-// printing the JSON answer (DESIGN §4).
+// printing the JSON answer (docs/design.md#tenants-tokens-and-authentication).
 import { parseArgs } from 'node:util';
 import type { AdminCall } from './admin-client.js';
 import { UsageError } from './errors.js';

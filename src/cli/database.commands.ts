@@ -1,6 +1,6 @@
 // `parley migrate` and `parley cleanup`: commands that open the database
 // directly. On PGlite only one process may hold the data directory, so while a
-// server runs they stop with DatabaseLockedError's message (DESIGN §3).
+// server runs they stop with DatabaseLockedError's message.
 import type { Config } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../db/client.js';
 import { migrate } from '../db/migrate.js';

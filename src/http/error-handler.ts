@@ -1,5 +1,5 @@
 // The one place where errors become HTTP responses in the interface's shapes
-// (§7): 400 an array of {attribute, type, message}; 401/403/404/422 {error}.
+// (docs/design.md#errors-and-limits): 400 an array of {attribute, type, message}; 401/403/404/422 {error}.
 // Nothing else escapes: no stack, no driver message, no 5xx detail.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -73,7 +73,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   // A path segment longer than any token we issue names nothing: an unknown room.
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return reply.status(404).send({ error: 'Not found' });
-  // A 400 is always the array of validation objects (§7), even for a URL the router cannot decode.
+  // A 400 is always the array of validation objects, even for a URL the router cannot decode.
   if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send([{ attribute: 'url', type: 'invalid', message: 'has invalid percent-encoding' }]);
   return reply.status(400).send([{ attribute: 'request', type: 'invalid', message: 'is not a valid request' }]);
 }

@@ -1,4 +1,4 @@
-// Pagination headers (§8): Current-Page, Page-Limit, Total-Pages, Total-Count
+// Pagination headers (docs/design.md#pagination): Current-Page, Page-Limit, Total-Pages, Total-Count
 // and an RFC 8288 Link header with absolute URLs that keep the other query
 // parameters and carry the keyset cursor.
 import type { FastifyReply, FastifyRequest } from 'fastify';

@@ -1,7 +1,7 @@
 // Fastify validates params, query and body with Ajv against the route schemas.
-// Bodies are strict (JSON types only: "true" is not a boolean, DESIGN §5) and
+// Bodies are strict (JSON types only: "true" is not a boolean, docs/design.md#rooms) and
 // report every failing field at once; query strings are coerced from text.
-// Ajv's errors are translated into the interface's validation objects (§2.4)
+// Ajv's errors are translated into the interface's validation objects (docs/design.md#rooms)
 // with Rails' vocabulary of types.
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -44,7 +44,7 @@ function makeAjv(coerceTypes: boolean): Ajv {
   ajv.addFormat('uuid', UUID);
   // An absolute http(s) URL with a host (format uri alone accepts "http://").
   ajv.addKeyword({ keyword: 'x-http-url', type: 'string', schemaType: 'boolean', errors: false, validate: (_: boolean, data: string) => isHttpUrl(data) });
-  // Length counted after trimming (DESIGN §5: name 1..255 characters after trimming).
+  // Length counted after trimming (docs/design.md#rooms: name 1..255 characters after trimming).
   ajv.addKeyword({
     keyword: 'x-trimmed-length',
     type: 'string',
@@ -66,7 +66,7 @@ type Schema = { properties?: Record<string, Schema>; items?: Schema };
 /**
  * PostgreSQL's text type cannot hold U+0000, so a NUL in any declared field
  * would fail in the database: report it as an invalid field instead. Unknown
- * fields are ignored (DESIGN §5) and never stored, so they are not checked.
+ * fields are ignored (docs/design.md#rooms) and never stored, so they are not checked.
  * Runs on every request, so it walks the data without building arrays on the way.
  */
 function collectNulErrors(schema: Schema, data: unknown, path: string, found: ErrorObject[]): void {

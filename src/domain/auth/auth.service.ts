@@ -1,4 +1,4 @@
-// API token authentication (§5): `Authorization: Bearer <token>`. The token is
+// API token authentication (docs/design.md#tenants-tokens-and-authentication): `Authorization: Bearer <token>`. The token is
 // hashed and looked up by digest; revoked and unknown tokens are both 401.
 import { UnauthorizedError } from '../../errors.js';
 import { digestsEqual, hashSecret } from '../support/secrets.js';

@@ -1,4 +1,4 @@
-// Room feedback (§2.2, §4.7-4.8): recorded once per participant session after
+// Room feedback (docs/api.md): recorded once per participant session after
 // a call, read by Instance tokens only, filtered by days in the tenant's timezone.
 import { ForbiddenError, ValidationError } from '../../errors.js';
 import type { Rating } from '../../db/schema.js';

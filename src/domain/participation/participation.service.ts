@@ -63,7 +63,7 @@ export function settingsOf(room: RoomRow): RoomSettingsView {
   };
 }
 
-/** Where a participant goes after the call (§2.1): host_return_url falls back to return_url. */
+/** Where a participant goes after the call: host_return_url falls back to return_url. */
 export function returnUrlOf(room: RoomRow, role: 'host' | 'guest'): string {
   return role === 'host' ? (room.host_return_url ?? room.return_url) : room.return_url;
 }

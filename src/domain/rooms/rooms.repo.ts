@@ -55,7 +55,7 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
 }
 
-/** The settings a PUT replaces (§4.4): every one is sent or returns to its default. */
+/** The settings a PUT replaces: every one is sent or returns to its default. */
 export type RoomSettings = Pick<
   NewRoom,
   | 'name'

@@ -1,4 +1,4 @@
-// Rooms (§4.1-4.6, DESIGN §5). The route schemas have checked every field's
+// Rooms (docs/design.md#rooms). The route schemas have checked every field's
 // type and range; this service decides what needs the database: the doctor's
 // scope (400) and the feature toggles (422, decided after 400).
 import { FeatureDisabledError, NotFoundError, PreconditionFailedError, ValidationError } from '../../errors.js';
@@ -201,7 +201,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
 
     /**
      * PUT replaces the room's settings: omitted optional settings return to
-     * their defaults (§4.4). doctor_id and additional_guest_count change only
+     * their defaults. doctor_id and additional_guest_count change only
      * when sent, so a settings update never revokes links already handed out.
      */
     async update(principal: Principal, token: string, input: RoomInput, versions?: Versions): Promise<RoomView> {
@@ -229,7 +229,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       const closed = await rooms.close(existing.id, clock.now(), versions);
       // Nothing closed under If-Match: already closed with that version (204 again), or changed meanwhile.
       if (!closed && versions && !isClosed(existing.status)) return writeRefused(principal, token);
-      // Closing a closed room is 204 again (DESIGN §5); the call hears of it either way.
+      // Closing a closed room is 204 again (docs/design.md#room-lifecycle); the call hears of it either way.
       events.publish({ type: 'room-closed', roomId: (closed ?? existing).id });
     },
 

@@ -1,4 +1,4 @@
-// Page arithmetic shared by the room and feedback lists (§8, DESIGN §5).
+// Page arithmetic shared by the room and feedback lists (docs/design.md#pagination).
 // Link URLs carry a keyset cursor next to `page`, so a client that follows
 // them never makes the database skip rows; a bare `page=N` still works.
 import { ValidationError } from '../../errors.js';
@@ -67,7 +67,7 @@ export function pageQuery(request: PageRequest, totalCount: number): PageQuery {
   return { kind: 'offset', offset: (page - 1) * perPage, limit: perPage };
 }
 
-/** Links for the page (§8): first and last always; prev and next where they exist. */
+/** Links for the page: first and last always; prev and next where they exist. */
 export function pageLinks(info: PageInfo, firstKey: string | null, lastKey: string | null) {
   const links: { rel: 'first' | 'prev' | 'next' | 'last'; page: number; cursor: Cursor | null }[] = [];
   links.push({ rel: 'first', page: 1, cursor: null });

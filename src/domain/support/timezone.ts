@@ -1,4 +1,4 @@
-// Calendar days in a tenant's timezone: feedback from/to filters are dates there (DESIGN §5).
+// Calendar days in a tenant's timezone: feedback from/to filters are dates there.
 
 /** The IANA name as Intl spells it ('america/new_york' -> 'America/New_York'), or null if unknown. */
 export function canonicalTimezone(timezone: string): string | null {

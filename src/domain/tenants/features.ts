@@ -1,4 +1,4 @@
-// Feature toggles (DESIGN §4): off by default; an organization's setting, where
+// Feature toggles (docs/design.md#tenants-tokens-and-authentication): off by default; an organization's setting, where
 // set, overrides its tenant's.
 const FEATURES = ['permanent_rooms', 'additional_participants'] as const;
 export type Feature = (typeof FEATURES)[number];

@@ -1,4 +1,4 @@
-// Operator actions (DESIGN §4): tenants, organizations, doctors, API tokens and
+// Operator actions (docs/design.md#tenants-tokens-and-authentication): tenants, organizations, doctors, API tokens and
 // feature toggles. Reached through the admin API and the `parley admin` CLI.
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { Clock } from '../support/clock.js';

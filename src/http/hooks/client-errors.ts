@@ -1,6 +1,6 @@
 // Requests Node's HTTP parser refuses before Fastify ever sees them (a broken
 // request line, a bad header, headers over 16 KiB, a lying Content-Length)
-// still get the interface's shapes (§7): 400 is the array of validation
+// still get the interface's shapes (docs/design.md#errors-and-limits): 400 is the array of validation
 // objects, every other error is {error}. Fastify's default answer here is its
 // own {error, message, statusCode}, which no client of ours expects; Node's
 // own 417 has no body at all.

@@ -26,7 +26,7 @@ export function idempotencyKey(request: FastifyRequest): string | undefined {
   return key;
 }
 
-// The fields a create reads, in the schema's order; unknown fields are ignored (DESIGN §5), so they do not count.
+// The fields a create reads, in the schema's order; unknown fields are ignored (docs/design.md#rooms), so they do not count.
 const FIELDS = Object.keys(RoomInputSchema.properties);
 
 /**

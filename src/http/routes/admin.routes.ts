@@ -1,4 +1,4 @@
-// The operator admin API (DESIGN §4). Registered only when PARLEY_ADMIN_TOKEN
+// The operator admin API (docs/design.md#tenants-tokens-and-authentication). Registered only when PARLEY_ADMIN_TOKEN
 // is set; otherwise every /admin path is an ordinary 404.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';

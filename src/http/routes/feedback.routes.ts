@@ -1,4 +1,4 @@
-// §4.7-4.8: room feedback, for Instance tokens only (403 otherwise).
+// Room feedback (docs/api.md), for Instance tokens only (403 otherwise).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { FEEDBACK_FORBIDDEN } from '../../domain/feedback/feedback.service.js';
@@ -19,7 +19,7 @@ export const feedbackRoutes =
     const tags = ['room feedbacks'];
     const security = [{ bearer: [] }];
 
-    // "Token not allowed" comes before the query is checked, as 401 does (§5.4).
+    // "Token not allowed" comes before the query is checked, as 401 does.
     app.addHook('preValidation', async (request) => {
       if (request.principal.kind !== 'instance') throw new ForbiddenError(FEEDBACK_FORBIDDEN);
     });

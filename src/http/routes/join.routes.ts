@@ -1,4 +1,4 @@
-// The participant pages (DESIGN §5, §6): the join page of every join link,
+// The participant pages (docs/design.md#join-pages-and-the-call): the join page of every join link,
 // the page after the call (/left, the default return URL), the feedback a
 // participant gives after the call, and the front end's files.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -46,7 +46,7 @@ export const joinRoutes =
       if (!build) {
         return reply.status(503).send(messagePage(null, 'Not available', 'The call pages have not been built on this server (npm run build).'));
       }
-      // ?name= pre-fills the name over the room's display name (DESIGN §5); a repeated parameter takes the first.
+      // ?name= pre-fills the name over the room's display name; a repeated parameter takes the first.
       const query = request.query as Record<string, string | string[] | undefined>;
       const given = Array.isArray(query.name) ? query.name[0] : query.name;
       const preset = role === 'host' ? room.host_display_name : room.guest_display_name;

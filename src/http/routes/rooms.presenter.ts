@@ -1,4 +1,4 @@
-// The Room resource of §2.1 from a stored room. Fields without a value
+// The Room resource (docs/api.md) from a stored room. Fields without a value
 // (started_at before the start, ...) are omitted, as the interface allows.
 import type { RoomView } from '../../domain/rooms/rooms.service.js';
 

@@ -1,4 +1,4 @@
-// §4.1-4.6: the room endpoints. Each handler is a few lines around the service.
+// The room endpoints (docs/api.md). Each handler is a few lines around the service.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { NotFoundError } from '../../errors.js';
@@ -118,7 +118,7 @@ export const roomsRoutes =
       },
     );
 
-    // Close (DESIGN §5): POST is the documented method; PUT and PATCH are accepted too.
+    // Close (docs/design.md#room-lifecycle): POST is the documented method; PUT and PATCH are accepted too.
     app.route({
       method: ['POST', 'PUT', 'PATCH'],
       url: '/api/rooms/:token/close',
