@@ -1,8 +1,11 @@
-// Helpers shared by the API test files: room creation, Link parsing, and the
-// assertions every error response must satisfy (the interface's §7 shapes).
+// REST API support for the tests over createTestContext (app.ts): room
+// creation, Link parsing, and the documented shapes of error answers (the
+// interface's §7): the expect* assertions for one answer, and
+// documentedShapeProblem / checkedRequest, the check the property tests put
+// every answer through.
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { roomBody, type TestContext } from '../helpers/app.js';
+import { roomBody, type TestContext } from './app.js';
 
 export interface Room {
   token: string;
@@ -33,24 +36,74 @@ export function pathOf(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
+/** No 5xx, JSON errors in the documented shape: 400 an array of {attribute,type,message}; other errors {error}. */
+export function documentedShapeProblem(res: LightMyRequestResponse, method = 'GET'): string | null {
+  if (res.statusCode >= 500) return `status ${res.statusCode}: ${res.body.slice(0, 300)}`;
+  if (res.statusCode < 400 || method === 'HEAD') return null;
+  return errorBodyProblem(res);
+}
+
+/** Why an error answer's body is not in the documented shape for its status, or null when it is. */
+export function errorBodyProblem(res: LightMyRequestResponse): string | null {
+  if (!/^application\/json/.test(String(res.headers['content-type']))) return `error without a JSON content type: ${res.headers['content-type']}`;
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    return `error body is not JSON: ${res.body.slice(0, 200)}`;
+  }
+  if (res.statusCode === 400) {
+    if (!Array.isArray(body) || body.length === 0) return `400 body is not a non-empty array: ${res.body.slice(0, 200)}`;
+    for (const item of body) {
+      const keys = item && typeof item === 'object' ? Object.keys(item).sort().join(',') : '';
+      if (keys !== 'attribute,message,type') return `400 item has keys ${keys}`;
+      if (!Object.values(item as object).every((v) => typeof v === 'string' && v.length > 0)) return `400 item with an empty or non-string value`;
+    }
+    return null;
+  }
+  const keys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).join(',') : '';
+  if (keys !== 'error' || typeof (body as { error: unknown }).error !== 'string') return `${res.statusCode} body is not {error}: ${res.body.slice(0, 200)}`;
+  return null;
+}
+
+/** Fails the property (with the reason) when an answer breaks the contract; bounded in time, so a stall fails too. */
+export async function checkedRequest(ctx: TestContext, options: Parameters<TestContext['request']>[0], limitMs = 5_000): Promise<LightMyRequestResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms: ${options.method} ${String(options.url).slice(0, 200)}`)), limitMs);
+  });
+  try {
+    const res = await Promise.race([ctx.request(options), stalled]);
+    const problem = documentedShapeProblem(res, String(options.method ?? 'GET'));
+    if (problem) throw new Error(`${options.method} ${String(options.url).slice(0, 200)} -> ${problem}`);
+    return res;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A path segment for any string, lone surrogates included (encodeURIComponent throws on those). */
+export function percentEncoded(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+  }
+}
+
+/** A 400 in the documented shape whose errors are exactly `expected` (attribute -> type). */
 export function expectFieldErrors(res: LightMyRequestResponse, expected: Record<string, string>): void {
   expect(res.statusCode, res.body).toBe(400);
+  expect(errorBodyProblem(res)).toBeNull();
   const body = res.json() as { attribute: string; type: string; message: string }[];
-  expect(Array.isArray(body)).toBe(true);
-  for (const error of body) {
-    expect(Object.keys(error).sort()).toEqual(['attribute', 'message', 'type']);
-    expect(typeof error.message).toBe('string');
-    expect(error.message.length).toBeGreaterThan(0);
-  }
   expect(Object.fromEntries(body.map((e) => [e.attribute, e.type]))).toEqual(expected);
 }
 
+/** An error answer of `status` in the documented shape {error}; returns its message. */
 export function expectError(res: LightMyRequestResponse, status: number): string {
   expect(res.statusCode, res.body).toBe(status);
-  const body = res.json() as { error: string };
-  expect(Object.keys(body)).toEqual(['error']);
-  expect(typeof body.error).toBe('string');
-  return body.error;
+  expect(errorBodyProblem(res)).toBeNull();
+  return (res.json() as { error: string }).error;
 }
 
 export function expectUnauthorized(res: LightMyRequestResponse): void {

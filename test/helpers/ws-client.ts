@@ -1,9 +1,102 @@
-// Shared by the join-side security tests (test/security/ws-*.test.ts): the
-// documented shape of a signaling error (docs/signaling.md), a token
-// arbitrary shaped like a real join or participant token, a call of two.
+// A signaling client over a real `ws` socket that keeps every message it
+// receives, and what the signaling tests share about it: the documented shape
+// of a signaling error (docs/signaling.md), a token arbitrary shaped like a
+// real join or participant token, a call of two.
 import fc from 'fast-check';
+import WebSocket from 'ws';
 import type { ServerMessage } from '../../src/realtime/protocol.js';
-import type { RealtimeServer } from '../realtime/helpers.js';
+import type { RealtimeServer } from './realtime-server.js';
+
+let nextId = 0;
+
+/** A signaling client that keeps every message it receives, in order. */
+export class Client {
+  readonly received: ServerMessage[] = [];
+  private cursor = 0;
+  /** Replies already returned by request(): next() does not return them again. */
+  private taken = new Set<ServerMessage>();
+  private waiters: (() => void)[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => {
+      this.received.push(JSON.parse(String(data)) as ServerMessage);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.closed = new Promise((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  }
+
+  static open(url: string, origin: string): Promise<Client> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, { origin });
+      socket.once('open', () => resolve(new Client(socket)));
+      socket.once('error', reject);
+      socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    });
+  }
+
+  send(message: unknown): void {
+    this.socket.send(typeof message === 'string' ? message : JSON.stringify(message));
+  }
+
+  /** The next message (after those already taken) that matches, within `timeoutMs`. */
+  async next<T extends ServerMessage['type']>(type: T, timeoutMs = 3000): Promise<Extract<ServerMessage, { type: T }>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      while (this.cursor < this.received.length) {
+        const message = this.received[this.cursor++]!;
+        if (message.type === type && !this.taken.has(message)) return message as Extract<ServerMessage, { type: T }>;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no "${type}" message within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((m) => m.type))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Sends a request and returns its one reply (the message carrying the same requestId). */
+  async request(message: Record<string, unknown>, timeoutMs = 3000): Promise<ServerMessage> {
+    const requestId = `r${++nextId}`;
+    this.send({ ...message, requestId });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const reply = this.received.find((m) => 'requestId' in m && m.requestId === requestId);
+      if (reply) {
+        this.taken.add(reply);
+        return reply;
+      }
+      if (Date.now() > deadline) throw new Error(`no reply to ${String(message.type)} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  async join(joinToken: string, displayName = 'Someone', participantToken?: string) {
+    const reply = await this.request({ type: 'join', joinToken, displayName, ...(participantToken ? { participantToken } : {}) });
+    if (reply.type !== 'joined') throw new Error(`join failed: ${JSON.stringify(reply)}`);
+    return reply;
+  }
+
+  /** Every message of `type` received so far (taken or not). */
+  all<T extends ServerMessage['type']>(type: T): Extract<ServerMessage, { type: T }>[] {
+    return this.received.filter((m) => m.type === type) as Extract<ServerMessage, { type: T }>[];
+  }
+
+  terminate(): void {
+    this.socket.terminate();
+  }
+}
+
 
 /** The error codes docs/signaling.md documents; anything else is a defect. */
 export const DOCUMENTED_ERROR_CODES = [

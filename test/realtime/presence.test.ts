@@ -3,7 +3,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
-import { eventually, sleep, startRealtimeServer, type RealtimeServer } from './helpers.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 let server: RealtimeServer;
 

@@ -2,7 +2,8 @@
 // membership, malformed input, settings and roles, API events reaching calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
-import { eventually, sleep, startRealtimeServer, type RealtimeServer } from './helpers.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 let server: RealtimeServer;
 

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
-import { startRealtimeServer, type RealtimeServer } from '../realtime/helpers.js';
-import { nastyString, RUNS } from './support.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { nastyString, RUNS } from '../helpers/arbitraries.js';
 
 const build: WebBuild = {
   script: '/assets/call-abc.js',

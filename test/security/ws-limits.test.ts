@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FEEDBACK_LENGTH } from '../../src/domain/feedback/feedback.service.js';
 import { MAX_CHAT_LENGTH, MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
-import { eventually, sleep, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { joinedPair } from './ws-support.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { joinedPair, type Client } from '../helpers/ws-client.js';
 
 let server: RealtimeServer;
 

@@ -8,9 +8,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../../src/realtime/protocol.js';
-import { eventually, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { nastyJson, nastyString, RUNS } from './support.js';
-import { errorShapeProblem, tokenShaped } from './ws-support.js';
+import { eventually } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { errorShapeProblem, tokenShaped, type Client } from '../helpers/ws-client.js';
+import { nastyJson, nastyString, RUNS } from '../helpers/arbitraries.js';
 
 interface Member {
   client: Client;
