@@ -39,8 +39,11 @@ export class Client {
     this.socket.send(typeof message === 'string' ? message : JSON.stringify(message));
   }
 
-  /** The next message (after those already taken) that matches, within `timeoutMs`. */
-  async next<T extends ServerMessage['type']>(type: T, timeoutMs = 3000): Promise<Extract<ServerMessage, { type: T }>> {
+  /**
+   * The next message (after those already taken) that matches, within `timeoutMs`: a deadline for
+   * a loaded CI machine, not a measure of speed (a test that times something passes its own).
+   */
+  async next<T extends ServerMessage['type']>(type: T, timeoutMs = 10_000): Promise<Extract<ServerMessage, { type: T }>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       while (this.cursor < this.received.length) {
@@ -60,7 +63,7 @@ export class Client {
   }
 
   /** Sends a request and returns its one reply (the message carrying the same requestId). */
-  async request(message: Record<string, unknown>, timeoutMs = 3000): Promise<ServerMessage> {
+  async request(message: Record<string, unknown>, timeoutMs = 10_000): Promise<ServerMessage> {
     const requestId = `r${++nextId}`;
     this.send({ ...message, requestId });
     const deadline = Date.now() + timeoutMs;

@@ -143,7 +143,7 @@ describe('lifecycle', () => {
     const first = await server.connect();
     const g = await first.join(room.guest_token);
     first.terminate();
-    await eventually(async () => (await participantsOf(room.token)).length === 0, 3000, 'drop noticed');
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 10_000, 'drop noticed');
     await sleep(500);
     const again = await server.connect();
     await again.join(room.guest_token, 'Guest', g.participantToken);

@@ -169,7 +169,7 @@ describe('the logs of a whole call', () => {
     const o = await (await server.connect()).join(other.access_token, 'Other');
     keep('participant token', o.participantToken);
     expect((await server.api('DELETE', `/api/rooms/${other.token}`)).statusCode).toBe(204);
-    await eventually(() => lines.some((l) => l.includes('room closed')), 3000, 'ejection logged');
+    await eventually(() => lines.some((l) => l.includes('room closed')), 10_000, 'ejection logged');
 
     // The scenario did log (requests, joins, ejections, protocol errors at trace level): the scan has something to scan.
     expect(lines.length).toBeGreaterThan(20);
