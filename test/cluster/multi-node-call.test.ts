@@ -12,6 +12,7 @@ import { freePort } from '../../scripts/postgres.mjs';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { httpJson } from '../helpers/api.js';
 import { CHROMIUM_ARGS, expectMediaFlowing, join, participantContext } from '../helpers/browser.js';
 import { createPostgresDatabase } from '../helpers/database.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
@@ -34,14 +35,7 @@ async function start(id: 'node-a' | 'node-b') {
   nodes.set(id, await startServerProcess({ ...env, NODE_ID: id }, { port }));
 }
 
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${apiToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, json: (await res.json().catch(() => null)) as any };
-}
+const api = (base: string, method: string, path: string, body?: unknown) => httpJson(base, apiToken, method, path, body);
 
 async function participant(): Promise<Page> {
   const context = await participantContext(browser);

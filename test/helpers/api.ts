@@ -22,6 +22,25 @@ export async function createRoom(ctx: TestContext, token: string, overrides: Rec
   return res.json() as Room;
 }
 
+/**
+ * A REST call over real HTTP (fetch) to a listening server (a process, a
+ * browser test's server, a cluster node): JSON body in, JSON out (null when
+ * the answer has no body).
+ */
+export async function httpJson(base: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  try {
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  } catch {
+    throw new Error(`${method} ${path}: ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
 /** RFC 8288 Link header -> { rel: url }. */
 export function parseLinks(header: string | string[] | undefined): Record<string, string> {
   const links: Record<string, string> = {};

@@ -12,6 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { loadConfig } from '../../src/config.js';
 import { webDistDir } from '../../src/http/routes/web-assets.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { httpJson } from './api.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -101,15 +102,7 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   const contexts: BrowserContext[] = [];
 
-  const api = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${apiToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  };
+  const api = (method: string, url: string, body?: unknown) => httpJson(server.url, apiToken, method, url, body);
 
   return {
     base,

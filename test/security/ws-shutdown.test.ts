@@ -6,6 +6,7 @@
 // takes the same participants back within the grace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { httpJson } from '../helpers/api.js';
 import { Client } from '../helpers/ws-client.js';
 
 const ORIGIN = 'http://parley.test';
@@ -29,16 +30,7 @@ async function start(): Promise<ServerProcess> {
   return node;
 }
 
-async function api(node: ServerProcess, method: string, url: string, token: string, body?: unknown) {
-  const res = await fetch(`${node.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
+const api = (node: ServerProcess, method: string, url: string, token: string, body?: unknown) => httpJson(node.url, token, method, url, body);
 const connect = (node: ServerProcess) => Client.open(`ws://127.0.0.1:${node.port}/ws`, ORIGIN);
 
 describe('SIGTERM during a call', () => {
