@@ -100,7 +100,6 @@ export class Client {
   }
 }
 
-
 /** The error codes docs/signaling.md documents; anything else is a defect. */
 export const DOCUMENTED_ERROR_CODES = [
   'bad-request',
