@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS } from '../test/browser/helpers.js';
+import { CHROMIUM_ARGS } from '../test/helpers/browser.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
 import { freePort, root, startParley, startProcess, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';

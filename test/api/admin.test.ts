@@ -2,7 +2,7 @@
 // and feature toggles behind PARLEY_ADMIN_TOKEN; 404 everywhere when it is unset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';
-import { expectError, expectFieldErrors, expectUnauthorized } from './support.js';
+import { expectError, expectFieldErrors, expectUnauthorized } from '../helpers/api.js';
 
 let ctx: TestContext;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -3,7 +3,7 @@
 // permanent rooms, never while someone is connected; feedback stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom } from './support.js';
+import { createRoom } from '../helpers/api.js';
 
 const DAY = 86_400_000;
 const START = new Date('2026-03-10T12:00:00Z');

@@ -3,7 +3,7 @@
 // the override). Off = 422 {error}; additional guests get {token, join_url}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError } from './support.js';
+import { createRoom, expectError } from '../helpers/api.js';
 
 let ctx: TestContext;
 

@@ -3,7 +3,7 @@
 // end of that day), pagination, bad dates, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError, expectFieldErrors, parseLinks, pathOf } from './support.js';
+import { createRoom, expectError, expectFieldErrors, parseLinks, pathOf } from '../helpers/api.js';
 
 const clock = manualClock();
 let ctx: TestContext;

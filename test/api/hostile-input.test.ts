@@ -5,7 +5,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError, expectFieldErrors, type Room } from './support.js';
+import { createRoom, expectError, expectFieldErrors, type Room } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

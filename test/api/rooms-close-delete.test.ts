@@ -2,7 +2,7 @@
 // the data stays) and DELETE /api/rooms/{token} (§4.5: 204, then gone).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom } from './support.js';
+import { createRoom } from '../helpers/api.js';
 
 const clock = manualClock(new Date('2026-03-10T12:00:00Z'));
 let ctx: TestContext;

@@ -1,7 +1,7 @@
 // POST /api/rooms (§4.2): the created Room, its defaults and Location; GET /api/rooms/{token} returns the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectUnauthorized } from './support.js';
+import { createRoom, expectUnauthorized } from '../helpers/api.js';
 
 const clock = manualClock(new Date('2026-03-10T12:00:00Z'));
 let ctx: TestContext;

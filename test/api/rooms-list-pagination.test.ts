@@ -3,7 +3,7 @@
 // oldest first, and walking every page by following the links.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectFieldErrors, parseLinks, pathOf } from './support.js';
+import { createRoom, expectFieldErrors, parseLinks, pathOf } from '../helpers/api.js';
 
 let ctx: TestContext;
 let empty: TestTenant;

@@ -2,7 +2,7 @@
 // settings; identity, tokens and history stay; additional guests grow and shrink.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError, expectFieldErrors } from './support.js';
+import { createRoom, expectError, expectFieldErrors } from '../helpers/api.js';
 
 const clock = manualClock(new Date('2026-03-10T12:00:00Z'));
 let ctx: TestContext;

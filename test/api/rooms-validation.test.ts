@@ -2,7 +2,7 @@
 // blank / type / range / length rule, all errors at once, JSON problems, 400 before 422.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError, expectFieldErrors } from './support.js';
+import { createRoom, expectError, expectFieldErrors } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

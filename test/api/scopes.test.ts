@@ -4,7 +4,7 @@
 // Organization tokens on feedback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { createRoom, expectError, expectFieldErrors, expectUnauthorized, type Room } from './support.js';
+import { createRoom, expectError, expectFieldErrors, expectUnauthorized, type Room } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureJoins, measureMemory, measureRelay } from '../../bench/support/realtime-bench.js';
 import { startBaselineTarget, startClients, type Clients, type RealtimeTarget } from '../../bench/support/realtime-driver.js';
-import { ORIGIN, startRealtimeServer, type RealtimeServer } from '../realtime/helpers.js';
+import { ORIGIN, startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 let clients: Clients;
 let baseline: RealtimeTarget;

@@ -3,7 +3,7 @@
 // leave, give feedback and land on their return URLs; the room ends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { axeViolations, expectMediaFlowing, join, startWorld, type BrowserWorld } from './helpers.js';
+import { axeViolations, expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 let room: Record<string, any>;

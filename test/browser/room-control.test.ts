@@ -1,7 +1,7 @@
 // Settings, closing and connection drops, seen from real browsers; and the
 // time from Join to the first decoded remote frame (docs/call.md).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from './helpers.js';
+import { expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 

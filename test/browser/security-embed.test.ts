@@ -7,8 +7,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN } from '../helpers/app.js';
-import { expectMediaFlowing, join, startWorld, type BrowserWorld } from './helpers.js';
-import { attr, startSite, type Site } from './security-support.js';
+import { attr, expectMediaFlowing, join, startSite, startWorld, type BrowserWorld, type Site } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 let allowed: Site;

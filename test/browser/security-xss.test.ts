@@ -6,8 +6,7 @@
 // stored return URL, never to one smuggled into the join link or the feedback.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type BrowserWorld } from './helpers.js';
-import { startSite, type Site } from './security-support.js';
+import { startSite, startWorld, type BrowserWorld, type Site } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 let clinic: Site;

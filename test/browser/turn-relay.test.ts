@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
-import { expectMediaFlowing, join, startWorld, type BrowserWorld } from './helpers.js';
+import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 const SECRET = 'turn-test-secret-0123456789';
 let turn: { url: string; stop(): Promise<void> };

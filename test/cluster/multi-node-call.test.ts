@@ -12,9 +12,10 @@ import { freePort } from '../../scripts/postgres.mjs';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
-import { CHROMIUM_ARGS, expectMediaFlowing, join, participantContext } from '../browser/helpers.js';
+import { httpJson } from '../helpers/api.js';
+import { CHROMIUM_ARGS, expectMediaFlowing, join, participantContext } from '../helpers/browser.js';
 import { createPostgresDatabase } from '../helpers/database.js';
-import { startNode, type NodeProcess } from './nodes.js';
+import { startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ADMIN = 'cluster-admin-token-0123456789';
 let database: { url: string; drop: () => Promise<void> };
@@ -22,25 +23,19 @@ let redis: { url: string; stop(): Promise<void> };
 let lb: { url: string; stop(): Promise<void> };
 let ports: number[];
 let env: Record<string, string>;
-const nodes = new Map<string, NodeProcess>();
+const nodes = new Map<string, ServerProcess>();
 let db: DatabaseHandle;
 let browser: Browser;
 let contexts: BrowserContext[] = [];
 let apiToken: string;
 
 async function start(id: 'node-a' | 'node-b') {
+  // Fixed ports: the load balancer in front names them, and a restarted node comes back at its own.
   const port = ports[id === 'node-a' ? 0 : 1]!;
-  nodes.set(id, await startNode(port, { ...env, NODE_ID: id }));
+  nodes.set(id, await startServerProcess({ ...env, NODE_ID: id }, { port }));
 }
 
-async function api(base: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${apiToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, json: (await res.json().catch(() => null)) as any };
-}
+const api = (base: string, method: string, path: string, body?: unknown) => httpJson(base, apiToken, method, path, body);
 
 async function participant(): Promise<Page> {
   const context = await participantContext(browser);
@@ -97,7 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(contexts.map((c) => c.close()));
   await browser?.close();
-  for (const node of nodes.values()) await node.kill('SIGKILL');
+  for (const node of nodes.values()) await stopServerProcess(node, 'SIGKILL');
   await db?.close();
   await lb?.stop();
   await redis?.stop();
@@ -128,7 +123,7 @@ describe('two nodes, one call', () => {
     await chatArrives(guest, host, 'hello from node B');
 
     const killedAt = Date.now();
-    await b.kill('SIGKILL');
+    await stopServerProcess(b, 'SIGKILL');
     await expect
       .poll(async () => (await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.current_participants.length, { timeout: 10_000, interval: 200 })
       .toBe(1);
@@ -155,7 +150,7 @@ describe('two nodes, one call', () => {
     // Kill the node that carries the guest (it may carry the host too).
     const victim = [...before.values()][1]!;
     const survivor = victim === 'node-a' ? 'node-b' : 'node-a';
-    await nodes.get(victim)!.kill('SIGKILL');
+    await stopServerProcess(nodes.get(victim)!, 'SIGKILL');
 
     // Both participants are back, as the same participants, all on the survivor.
     await expect
@@ -185,7 +180,7 @@ describe('two nodes, one call', () => {
     await joined;
     await expect.poll(async () => (await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.status).toBe('started');
 
-    await b.kill('SIGKILL');
+    await stopServerProcess(b, 'SIGKILL');
     socket.terminate();
     // Dead after NODE_DEAD_AFTER_SECONDS (4), then ended after ROOM_END_GRACE_SECONDS (2).
     await expect

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/database.js';
-import { adminTenantToken, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+import { adminTenantToken, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 
 const LOAD_CLIENTS = 4;
 /** The kill comes once this many creates were acknowledged (and more are in flight), within KILL_BY_MS at the latest. */

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/database.js';
-import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 
 const run = promisify(execFile);
 const MODE = testDb === 'postgres' ? 'immediate' : 'fast';

@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/database.js';
-import { adminTenantToken, parseLine, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from './server-process.js';
+import { adminTenantToken, parseLine, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 
 /** Requests in flight at the signal: enough to see the drain, few enough to finish well within main.ts's 15 s limit on a busy machine. */
 const BURST = 24;

@@ -1,7 +1,7 @@
 // /metrics in Prometheus text format, /healthz and /readyz.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { startRealtimeServer } from '../realtime/helpers.js';
+import { startRealtimeServer } from '../helpers/realtime-server.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

@@ -5,7 +5,8 @@
 // exactly the others connected before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
-import { startRealtimeServer, type Client, type RealtimeServer } from './helpers.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { type Client } from '../helpers/ws-client.js';
 
 let server: RealtimeServer;
 

@@ -2,7 +2,7 @@
 // the name pre-fill, feedback submission, the front end's files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
-import { startRealtimeServer, type RealtimeServer } from './helpers.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 // A build with one script and one stylesheet, as Vite would make it.
 const build: WebBuild = {

@@ -3,7 +3,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
-import { eventually, sleep, startRealtimeServer, type RealtimeServer } from './helpers.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 let server: RealtimeServer;
 
@@ -142,7 +143,7 @@ describe('lifecycle', () => {
     const first = await server.connect();
     const g = await first.join(room.guest_token);
     first.terminate();
-    await eventually(async () => (await participantsOf(room.token)).length === 0, 3000, 'drop noticed');
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 10_000, 'drop noticed');
     await sleep(500);
     const again = await server.connect();
     await again.join(room.guest_token, 'Guest', g.participantToken);

@@ -2,7 +2,8 @@
 // membership, malformed input, settings and roles, API events reaching calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
-import { eventually, sleep, startRealtimeServer, type RealtimeServer } from './helpers.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 let server: RealtimeServer;
 
@@ -226,7 +227,7 @@ describe('closing and deleting through the API', () => {
     const fetched = await server.getRoom(room.token);
     expect(fetched.status).toBe('closed');
     // The ejection is recorded right after the sockets close (the event crosses nodes in a cluster).
-    await eventually(async () => (await server.getRoom(room.token)).current_participants.length === 0, 2000, 'participants left');
+    await eventually(async () => (await server.getRoom(room.token)).current_participants.length === 0, 10_000, 'participants left');
     const late = await server.connect();
     expect(await late.request({ type: 'join', joinToken: room.guest_token, displayName: 'Late' })).toMatchObject({
       type: 'error',

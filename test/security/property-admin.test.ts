@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';
-import { RUNS, checkedRequest, nastyJson, nastyString, percentEncoded, tally } from './support.js';
+import { RUNS, nastyJson, nastyString, tally } from '../helpers/arbitraries.js';
+import { checkedRequest, percentEncoded } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { RUNS, checkedRequest, nastyString, tally } from './support.js';
+import { RUNS, nastyString, tally } from '../helpers/arbitraries.js';
+import { checkedRequest } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

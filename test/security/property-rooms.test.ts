@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
-import { CONTENT_TYPES, RUNS, checkedRequest, nastyJson, nastyNumber, nastyString, percentEncoded, rawBodies, tally } from './support.js';
+import { CONTENT_TYPES, RUNS, nastyJson, nastyNumber, nastyString, rawBodies, tally } from '../helpers/arbitraries.js';
+import { checkedRequest, percentEncoded } from '../helpers/api.js';
 
 let ctx: TestContext;
 let tenant: TestTenant;

@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';
 import { testDb } from '../helpers/database.js';
-import { ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../faults/server-process.js';
+import { ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 
 type Send = (method: string, url: string, options?: { token?: string; authorization?: string; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; json: () => any; headers: Record<string, string> }>;
 

@@ -6,8 +6,9 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FAILED_JOINS } from '../../src/realtime/hub.js';
-import { eventually, ORIGIN, sleep, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { joinedPair, tokenShaped } from './ws-support.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { ORIGIN, startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { joinedPair, tokenShaped, type Client } from '../helpers/ws-client.js';
 
 let server: RealtimeServer;
 let tenantId: string;

@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FEEDBACK_LENGTH } from '../../src/domain/feedback/feedback.service.js';
 import { MAX_CHAT_LENGTH, MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
-import { eventually, sleep, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { joinedPair } from './ws-support.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { joinedPair, type Client } from '../helpers/ws-client.js';
 
 let server: RealtimeServer;
 
@@ -31,7 +32,7 @@ describe('frame size', () => {
     const client = await server.connect();
     client.send(frameOfBytes(MAX_FRAME_BYTES, 'at-limit'));
     client.send(frameOfBytes(MAX_FRAME_BYTES + 1, 'over-limit'));
-    await eventually(() => repliesTo(client, 'at-limit').length + repliesTo(client, 'over-limit').length === 2, 3000, 'both answered');
+    await eventually(() => repliesTo(client, 'at-limit').length + repliesTo(client, 'over-limit').length === 2, 10_000, 'both answered');
     expect(repliesTo(client, 'at-limit')).toEqual([expect.objectContaining({ type: 'error', code: 'unknown-type' })]);
     expect(repliesTo(client, 'over-limit')).toEqual([expect.objectContaining({ type: 'error', code: 'too-large' })]);
     expect(client.socket.readyState).toBe(client.socket.OPEN);
@@ -42,7 +43,7 @@ describe('frame rate', () => {
   it('answers requests over the rate with rate-limited and their requestId, then serves again after a pause', async () => {
     const client = await server.connect();
     for (let i = 0; i < 450; i++) client.send({ type: 'padding', requestId: `flood-${i}` });
-    await eventually(() => repliesTo(client, 'flood-').length === 450, 5000, 'every request answered');
+    await eventually(() => repliesTo(client, 'flood-').length === 450, 10_000, 'every request answered');
     const codes = repliesTo(client, 'flood-').map((m) => (m.type === 'error' ? m.code : m.type));
     expect(codes.filter((c) => c === 'unknown-type').length).toBeGreaterThanOrEqual(400);
     expect(codes.filter((c) => c === 'rate-limited').length).toBeGreaterThan(0);
@@ -59,7 +60,7 @@ describe('frame rate', () => {
     expect((await guest.closed).code).toBe(1008);
     expect((await host.next('peer-left')).peerId).toBe(g.self.id);
     expect(host.all('media-state').length).toBeLessThanOrEqual(460);
-    await eventually(async () => (await server.getRoom(room.token)).current_participants.length === 1, 3000, 'flooder gone');
+    await eventually(async () => (await server.getRoom(room.token)).current_participants.length === 1, 10_000, 'flooder gone');
     const back = await server.connect();
     expect((await back.join(room.guest_token, 'Guest', g.participantToken)).resumed).toBe(true);
   });
@@ -72,7 +73,7 @@ describe('chat', () => {
     const accepted = replies.filter((r) => r.type === 'ack').length;
     expect(accepted).toBe(10);
     expect(replies.filter((r) => r.type === 'error' && r.code === 'rate-limited')).toHaveLength(5);
-    await eventually(() => guest.all('chat').length === accepted, 3000, 'chat delivered');
+    await eventually(() => guest.all('chat').length === accepted, 10_000, 'chat delivered');
     await sleep(200);
     expect(guest.all('chat')).toHaveLength(accepted);
   });
@@ -169,7 +170,7 @@ describe('feedback', () => {
     );
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, ...Array(9).fill(409)]);
     p.client.terminate();
-    await eventually(async () => (await server.getRoom(p.room.token)).current_participants.length === 0, 3000, 'drop noticed');
+    await eventually(async () => (await server.getRoom(p.room.token)).current_participants.length === 0, 10_000, 'drop noticed');
     const again = await server.connect();
     const resumed = await again.join(p.room.guest_token, 'Pat', p.joined.participantToken);
     expect(resumed.resumed).toBe(true);

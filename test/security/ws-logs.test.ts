@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
 import { MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
-import { eventually, startRealtimeServer, type RealtimeServer } from '../realtime/helpers.js';
+import { eventually } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 const TURN_SECRET = 'turn-shared-secret-0f3a9c2e71b4';
 const STATIC_ICE_CREDENTIAL = 'static-ice-credential-77d1e0';
@@ -168,7 +169,7 @@ describe('the logs of a whole call', () => {
     const o = await (await server.connect()).join(other.access_token, 'Other');
     keep('participant token', o.participantToken);
     expect((await server.api('DELETE', `/api/rooms/${other.token}`)).statusCode).toBe(204);
-    await eventually(() => lines.some((l) => l.includes('room closed')), 3000, 'ejection logged');
+    await eventually(() => lines.some((l) => l.includes('room closed')), 10_000, 'ejection logged');
 
     // The scenario did log (requests, joins, ejections, protocol errors at trace level): the scan has something to scan.
     expect(lines.length).toBeGreaterThan(20);

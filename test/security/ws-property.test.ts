@@ -8,9 +8,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../../src/realtime/protocol.js';
-import { eventually, startRealtimeServer, type Client, type RealtimeServer } from '../realtime/helpers.js';
-import { nastyJson, nastyString, RUNS } from './support.js';
-import { errorShapeProblem, tokenShaped } from './ws-support.js';
+import { eventually } from '../helpers/wait.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { errorShapeProblem, tokenShaped, type Client } from '../helpers/ws-client.js';
+import { nastyJson, nastyString, RUNS } from '../helpers/arbitraries.js';
 
 interface Member {
   client: Client;
@@ -232,7 +233,7 @@ async function runSession(target: TargetRoom, joinAs: 'host' | 'guest' | null, f
     }
     // Everything owed arrives (no stall), unless the server ended the session on purpose.
     const repliesTo = (id: string) => client.received.filter((m) => 'requestId' in m && m.requestId === id);
-    await eventually(() => closed !== null || expectations.every((e) => !e.exactlyOne || repliesTo(e.requestId).length >= 1), 5_000, 'every request answered');
+    await eventually(() => closed !== null || expectations.every((e) => !e.exactlyOne || repliesTo(e.requestId).length >= 1), 10_000, 'every request answered');
     for (const e of expectations) {
       const replies = repliesTo(e.requestId);
       if (replies.length > 1) throw new Error(`${replies.length} replies to ${e.requestId}: ${JSON.stringify(replies).slice(0, 300)}`);
@@ -254,7 +255,7 @@ async function runSession(target: TargetRoom, joinAs: 'host' | 'guest' | null, f
   } finally {
     client.terminate();
     // The fuzzing participant's leave is recorded before the next session, so the room never fills up.
-    await eventually(async () => (await server.getRoom(target.room.token)).current_participants.length === 1, 5_000, 'fuzzer left');
+    await eventually(async () => (await server.getRoom(target.room.token)).current_participants.length === 1, 10_000, 'fuzzer left');
   }
 }
 

@@ -4,73 +4,34 @@
 // gets the going-away close (1001) the browser reconnects on, never an error
 // or an abrupt drop; the process exits 0; a new server over the same database
 // takes the same participants back within the grace.
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN } from '../helpers/app.js';
-import { createPostgresDatabase, testDb } from '../helpers/database.js';
-import { startNode, type NodeProcess } from '../cluster/nodes.js';
-import { Client } from '../realtime/helpers.js';
+import { ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { httpJson } from '../helpers/api.js';
+import { Client } from '../helpers/ws-client.js';
 
-let port: number;
+const ORIGIN = 'http://parley.test';
 let env: Record<string, string>;
-let cleanup: () => Promise<void>;
-const nodes: NodeProcess[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port: p } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(p));
-    });
-  });
-}
+let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
+const nodes: ServerProcess[] = [];
 
 beforeAll(async () => {
-  port = await freePort();
-  const common = {
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
-    ROOM_END_GRACE_SECONDS: '60',
-    HEARTBEAT_INTERVAL_SECONDS: '1',
-  };
-  if (testDb === 'postgres') {
-    const database = await createPostgresDatabase();
-    env = { ...common, DATABASE_URL: database.url };
-    cleanup = database.drop;
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-sigterm-'));
-    env = { ...common, DATA_DIR: dir };
-    cleanup = async () => fs.rmSync(dir, { recursive: true, force: true });
-  }
+  database = await serverDatabase();
+  env = { ...database.env, PUBLIC_URL: ORIGIN, ROOM_END_GRACE_SECONDS: '60', HEARTBEAT_INTERVAL_SECONDS: '1' };
 });
 afterAll(async () => {
-  for (const node of nodes) await node.kill('SIGKILL');
-  await cleanup?.();
+  for (const node of nodes) await stopServerProcess(node, 'SIGKILL');
+  await database?.remove();
 });
 
-async function start(): Promise<NodeProcess> {
-  // PGlite's first open and migrations can take well over 20 s on a busy 2-core machine.
-  const node = await startNode(port, env, 60_000);
+/** The first server on a port the system picks; the next one at the same address, where the browsers reconnect. */
+async function start(): Promise<ServerProcess> {
+  const node = await startServerProcess(env, { port: nodes[0]?.port ?? 0 });
   nodes.push(node);
   return node;
 }
 
-async function api(node: NodeProcess, method: string, url: string, token: string, body?: unknown) {
-  const res = await fetch(`${node.url}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
-const connect = (node: NodeProcess) => Client.open(`ws://127.0.0.1:${node.port}/ws`, env.PUBLIC_URL!);
+const api = (node: ServerProcess, method: string, url: string, token: string, body?: unknown) => httpJson(node.url, token, method, url, body);
+const connect = (node: ServerProcess) => Client.open(`ws://127.0.0.1:${node.port}/ws`, ORIGIN);
 
 describe('SIGTERM during a call', () => {
   it('closes every connection with 1001, exits 0, and the participants resume on the next server', { timeout: 90_000 }, async () => {
@@ -101,7 +62,7 @@ describe('SIGTERM during a call', () => {
     expect(Date.now() - stopAt).toBeLessThan(10_000);
     // Nobody was told about an error: a drain, not a failure.
     for (const client of [host, guest, waiting, late]) expect(client.all('error')).toEqual([]);
-    expect(first.output()).not.toMatch(/"level":(50|60)/);
+    expect(first.output.join('\n')).not.toMatch(/"level":(50|60)/);
 
     // The next server over the same database, at the same address: the browsers' reconnects land here.
     const second = await start();

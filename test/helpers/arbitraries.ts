@@ -1,9 +1,10 @@
-// Shared by the hostile-input property tests: the arbitraries of malicious
-// input and the one check every answer must pass (the interface's §7 shapes).
+// fast-check arbitraries of hostile input for the property tests (REST and
+// signaling): strings, numbers, JSON values, raw bodies and content types that
+// have broken web services before; tally() and RUNS for the properties
+// themselves. The check every answer must pass is in api.ts
+// (documentedShapeProblem, checkedRequest).
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { LightMyRequestResponse } from 'fastify';
-import type { TestContext } from '../helpers/app.js';
 
 /** Strings that have broken web services before: injection, encodings, NULs, direction marks, emoji, lone surrogates. */
 export const NASTY_STRINGS = [
@@ -121,58 +122,6 @@ export const CONTENT_TYPES = [
   'application/json, text/plain',
   'application/vnd.api+json',
 ];
-
-type Response = LightMyRequestResponse;
-
-/** No 5xx, JSON errors in the documented shape: 400 an array of {attribute,type,message}; other errors {error}. */
-export function documentedShapeProblem(res: Response, method = 'GET'): string | null {
-  if (res.statusCode >= 500) return `status ${res.statusCode}: ${res.body.slice(0, 300)}`;
-  if (res.statusCode < 400 || method === 'HEAD') return null;
-  if (!/^application\/json/.test(String(res.headers['content-type']))) return `error without a JSON content type: ${res.headers['content-type']}`;
-  let body: unknown;
-  try {
-    body = JSON.parse(res.body);
-  } catch {
-    return `error body is not JSON: ${res.body.slice(0, 200)}`;
-  }
-  if (res.statusCode === 400) {
-    if (!Array.isArray(body) || body.length === 0) return `400 body is not a non-empty array: ${res.body.slice(0, 200)}`;
-    for (const item of body) {
-      const keys = item && typeof item === 'object' ? Object.keys(item).sort().join(',') : '';
-      if (keys !== 'attribute,message,type') return `400 item has keys ${keys}`;
-      if (!Object.values(item as object).every((v) => typeof v === 'string' && v.length > 0)) return `400 item with an empty or non-string value`;
-    }
-    return null;
-  }
-  const keys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).join(',') : '';
-  if (keys !== 'error' || typeof (body as { error: unknown }).error !== 'string') return `${res.statusCode} body is not {error}: ${res.body.slice(0, 200)}`;
-  return null;
-}
-
-/** Fails the property (with the reason) when an answer breaks the contract; bounded in time, so a stall fails too. */
-export async function checkedRequest(ctx: TestContext, options: Parameters<TestContext['request']>[0], limitMs = 5_000): Promise<Response> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms: ${options.method} ${String(options.url).slice(0, 200)}`)), limitMs);
-  });
-  try {
-    const res = await Promise.race([ctx.request(options), stalled]);
-    const problem = documentedShapeProblem(res, String(options.method ?? 'GET'));
-    if (problem) throw new Error(`${options.method} ${String(options.url).slice(0, 200)} -> ${problem}`);
-    return res;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A path segment for any string, lone surrogates included (encodeURIComponent throws on those). */
-export function percentEncoded(text: string): string {
-  try {
-    return encodeURIComponent(text);
-  } catch {
-    return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
-  }
-}
 
 /** Counts the statuses a property saw, to prove it reached what it meant to reach. */
 export function tally() {

@@ -1,12 +1,15 @@
-// A real Parley server process, started from the build (dist/, which `npm test`
-// makes first), for the tests that kill, stop or starve it. Talks only to
-// 127.0.0.1; every wait is bounded.
+// A real Parley server process (node dist/src/main.js, from the build that
+// `npm test` makes first), for the tests that kill, stop or starve it and for
+// the cluster tests' several nodes. Talks only to 127.0.0.1; every wait is
+// bounded. The process gets only the environment given here (not the test
+// runner's), so what it sees is what the test says.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
-import { createPostgresDatabase, testDb } from '../helpers/database.js';
+import { createPostgresDatabase, testDb } from './database.js';
+import { sleep } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = path.join(root, 'dist/src/main.js');
@@ -16,6 +19,7 @@ export const ADMIN_TOKEN = 'fault-admin-token-0123456789';
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  port: number;
   /** Everything the process wrote (stdout and stderr), line by line. */
   output: string[];
   /** The Instance API token the first start printed, if this start printed one. */
@@ -23,17 +27,29 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the server on a free port and resolves once it listens (or rejects with its output). */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ServerProcess> {
+export interface StartOptions {
+  /** The port to listen on; 0 (the default) lets the system pick a free one. */
+  port?: number;
+  /** How long starting may take: PGlite's first open and migrations are slow on a busy 2-core machine. */
+  timeoutMs?: number;
+}
+
+/**
+ * Starts the server and resolves once it listens and /readyz answers 200 (its
+ * database, and Redis when it has one, are reachable), or rejects with its output.
+ */
+export async function startServerProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
+  const { port = 0, timeoutMs = 90_000 } = options;
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
   const child = spawn(process.execPath, [MAIN], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
-      PORT: '0',
+      PORT: String(port),
       PUBLIC_URL: 'http://parley.test',
       PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
+      // The listening line (level info) is how the port is learnt: a LOG_LEVEL above info never starts.
       LOG_LEVEL: 'info',
       ...env,
     },
@@ -55,18 +71,23 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
       resolve({ code, signal });
     }),
   );
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    const listening = output.map(parseLine).find((line) => line?.msg === 'Parley is listening');
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const deadline = Date.now() + timeoutMs;
+  let listening: Record<string, unknown> | undefined;
+  while (Date.now() < deadline && !gone()) {
+    listening ??= output.map(parseLine).find((line) => line?.msg === 'Parley is listening') ?? undefined;
     if (listening) {
-      const token = output.map((line) => /^\s+(prl_[A-Za-z0-9_-]{43})\s*$/.exec(line)?.[1]).find(Boolean) ?? null;
-      return { child, url: `http://127.0.0.1:${String(listening.port)}`, output, firstToken: token, exited };
+      const url = `http://127.0.0.1:${String(listening.port)}`;
+      const ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.status === 200, () => false);
+      if (ready) {
+        const token = output.map((line) => /^\s+(prl_[A-Za-z0-9_-]{43})\s*$/.exec(line)?.[1]).find(Boolean) ?? null;
+        return { child, url, port: Number(listening.port), output, firstToken: token, exited };
+      }
     }
-    if (child.exitCode !== null || child.signalCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   child.kill('SIGKILL');
-  throw new Error(`the server did not start within ${timeoutMs} ms:\n${output.join('\n')}`);
+  throw new Error(`the server did not ${listening ? 'get ready' : 'start'} within ${timeoutMs} ms:\n${output.join('\n')}`);
 }
 
 export function parseLine(line: string): Record<string, unknown> | null {
@@ -94,10 +115,10 @@ export async function waitForExit(server: ServerProcess, timeoutMs: number) {
   }
 }
 
-/** Stops a server that a test left running (best effort, bounded). */
-export async function stopServerProcess(server: ServerProcess | undefined): Promise<void> {
+/** Stops a server that a test left running (best effort, bounded): SIGTERM by default, SIGKILL like a machine that dies. */
+export async function stopServerProcess(server: ServerProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  server.child.kill('SIGTERM');
+  server.child.kill(signal);
   await waitForExit(server, 20_000).catch(() => {});
 }
 

@@ -1,7 +1,9 @@
 // Browser tests: a real Parley (startServer, embedded database in a temp dir)
 // behind a small TCP relay that lets a test cut every connection at once, and
-// headless Debian Chromium with fake camera and microphone (BROWSER-TESTING.md).
+// headless Debian Chromium with fake camera and microphone (BROWSER-TESTING.md);
+// and a stand-in for an integrator's web site (startSite) for the embedding tests.
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { loadConfig } from '../../src/config.js';
 import { webDistDir } from '../../src/http/routes/web-assets.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { httpJson } from './api.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -99,15 +102,7 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   const contexts: BrowserContext[] = [];
 
-  const api = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${apiToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  };
+  const api = (method: string, url: string, body?: unknown) => httpJson(server.url, apiToken, method, url, body);
 
   return {
     base,
@@ -209,3 +204,38 @@ export async function axeViolations(page: Page): Promise<{ id: string; impact: s
       .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
   });
 }
+
+// A stand-in for an integrator's web site in the browser security tests: a
+// plain HTTP server on its own loopback port (so its own origin), serving
+// what the test renders, and keeping every page it was asked for.
+
+export interface Site {
+  origin: string;
+  /** Paths (with query) of the pages requested so far, in order; not the browser's own favicon fetches. */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+export async function startSite(render: (url: URL) => string): Promise<Site> {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    // Chromium fetches a site's favicon after some navigations and not others: not a page the test sent it to.
+    if (url.pathname === '/favicon.ico') return res.writeHead(404).end();
+    hits.push(url.pathname + url.search);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(render(url));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    hits,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** HTML-escapes an attribute value. */
+export const attr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');

@@ -2,7 +2,7 @@
 // loop share one load, sent after that turn; later ones wait for the next.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { perTurnBatches } from '../../src/domain/support/per-turn-batches.js';
+import { perTurnBatches } from './per-turn-batches.js';
 
 interface Row {
   key: Buffer;

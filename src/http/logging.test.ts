@@ -1,7 +1,7 @@
 // http/logging.ts writes the request line itself, without pino: it must be the
 // line pino would have written for the same record, and obey the level.
 import { describe, expect, it } from 'vitest';
-import { createLogging } from '../../src/http/logging.js';
+import { createLogging } from './logging.js';
 
 function capture() {
   const lines: string[] = [];
