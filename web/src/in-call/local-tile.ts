@@ -1,0 +1,38 @@
+// The participant's own tile: their camera (muted, so they never hear
+// themselves), their name and, where the room shows it, their level meter.
+import { h } from '../dom.js';
+import { bindMeter } from '../meter.js';
+import type { Stage } from './stage.js';
+import { text } from './strings.js';
+
+export interface LocalTile {
+  setName(name: string): void;
+  setCameraOff(off: boolean): void;
+  showMeter(on: boolean): void;
+  /** Stops reading the microphone's level. */
+  stop(): void;
+}
+
+export function createLocalTile(stage: Stage, name: string, stream: MediaStream): LocalTile {
+  const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': text.yourCamera });
+  // The attribute alone does not mute a video element created by script.
+  video.muted = true;
+  video.srcObject = stream;
+  const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.yourMicrophoneLevel });
+  const caption = h('figcaption', {}, text.self(name));
+  const tile = h('figure', { class: 'tile self' }, video, caption, meter);
+  stage.addTile(tile);
+  const stop = bindMeter(meter, stream);
+  return {
+    setName: (newName) => {
+      caption.textContent = text.self(newName);
+    },
+    setCameraOff: (off) => tile.classList.toggle('camera-off', off),
+    showMeter: (on) => {
+      meter.hidden = !on;
+      if (!on) meter.remove();
+      else if (!meter.isConnected) tile.append(meter);
+    },
+    stop,
+  };
+}

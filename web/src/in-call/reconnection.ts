@@ -1,0 +1,75 @@
+// Staying the same participant while the connection comes and goes. The
+// signaling socket reconnects by itself (../signaling.ts); on every open the
+// page joins again with its participant token, kept in sessionStorage so a
+// reload resumes too, and the server puts it back into the call as itself.
+// What ends the call for good (closed, deleted, opened elsewhere, refused)
+// is told once through onEnd.
+import type { ServerMessage } from '../../../src/realtime/protocol.js';
+import { Signaling, signalingUrl } from '../signaling.js';
+import { text } from './strings.js';
+
+export type Joined = Extract<ServerMessage, { type: 'joined' }>;
+
+export interface CallConnectionOptions {
+  joinToken: string;
+  displayName: string;
+  /** A signaling connection opened ahead (warmSocket), if one is usable. */
+  socket: WebSocket | null;
+  say(message: string): void;
+  /** Joined, for the first time or again after a drop (`joined.resumed`). */
+  onJoined(joined: Joined): Promise<void>;
+  onMessage(message: ServerMessage): void;
+  onEnd(kind: 'closed' | 'deleted' | 'replaced' | 'refused', message?: string, code?: string): void;
+}
+
+export interface CallConnection {
+  signaling: Signaling;
+  joined(): Joined | null;
+  /** Forgets the participant token: the next visit joins as someone new. */
+  forget(): void;
+}
+
+const storageKey = (joinToken: string) => `parley:participant:${joinToken}`;
+
+export function connectCall(options: CallConnectionOptions): CallConnection {
+  let joined: Joined | null = null;
+  let closedReason: 'closed' | 'deleted' | null = null;
+
+  const signaling = new Signaling(signalingUrl(), {
+    onOpen: () => void join(),
+    onDown: () => options.say(text.reconnecting),
+    onFinalClose: (code) => {
+      if (code === 4001) return options.onEnd(closedReason === 'deleted' ? 'deleted' : 'closed');
+      if (code === 4002) return options.onEnd('replaced');
+    },
+    onMessage: (message) => {
+      // The reason comes just before the server closes the socket with 4001.
+      if (message.type === 'room-closed') closedReason = message.reason;
+      options.onMessage(message);
+    },
+  });
+
+  async function join() {
+    const participantToken = joined?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
+    const reply = await signaling.request({
+      type: 'join',
+      joinToken: options.joinToken,
+      displayName: options.displayName,
+      ...(participantToken ? { participantToken } : {}),
+    });
+    if (reply.type !== 'joined') {
+      if (reply.type === 'error' && reply.code === 'unavailable') return; // the socket dropped again: the next open retries
+      signaling.close();
+      return options.onEnd('refused', reply.type === 'error' ? reply.message : text.joinFailed, reply.type === 'error' ? reply.code : undefined);
+    }
+    joined = reply;
+    sessionStorage.setItem(storageKey(options.joinToken), reply.participantToken);
+    await options.onJoined(reply);
+  }
+
+  return {
+    signaling,
+    joined: () => joined,
+    forget: () => sessionStorage.removeItem(storageKey(options.joinToken)),
+  };
+}

@@ -1,0 +1,135 @@
+// The other participants as this page knows them: one tile each (camera,
+// name, level meter), a screen tile while one shares, and which received
+// stream is which. Media comes in through track(); the peer connections
+// themselves are the mesh's (../mesh.ts).
+import type { PeerInfo } from '../../../src/realtime/protocol.js';
+import { h } from '../dom.js';
+import { bindMeter } from '../meter.js';
+import { text } from './strings.js';
+
+interface RemotePeer {
+  info: PeerInfo;
+  tile: HTMLElement;
+  video: HTMLVideoElement;
+  caption: HTMLElement;
+  meter: HTMLMeterElement;
+  unbindMeter: () => void;
+  screenId: string | null;
+  screens: Map<string, HTMLElement>;
+  /** Every stream received from this peer: its camera, and a screen while it shares. */
+  streams: Map<string, MediaStream>;
+}
+
+export interface RemotePeersOptions {
+  addTile(tile: HTMLElement): void;
+  /** Whether the room shows level meters now. */
+  showsMeters(): boolean;
+  /** A peer is gone (or replaced): its connection goes too. */
+  onRemove(peerId: string): void;
+}
+
+export interface RemotePeers {
+  add(info: PeerInfo): void;
+  remove(peerId: string): void;
+  removeAll(): void;
+  /** A track arrived from a peer, as part of the stream `from`. */
+  track(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
+  mediaState(peerId: string, audio: boolean, video: boolean): void;
+  /** The peer started sharing the stream `streamId` as a screen, or stopped (null). */
+  screen(peerId: string, streamId: string | null): void;
+  showMeters(on: boolean): void;
+  stopMeters(): void;
+}
+
+export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
+  const peers = new Map<string, RemotePeer>();
+
+  function add(info: PeerInfo): RemotePeer {
+    remove(info.id);
+    const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': text.videoOf(info.name) });
+    const caption = h('figcaption', {}, info.name);
+    const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.microphoneLevelOf(info.name) });
+    const tile = h('figure', { class: 'tile' }, video, caption);
+    if (options.showsMeters()) tile.append(meter);
+    options.addTile(tile);
+    const peer: RemotePeer = { info, tile, video, caption, meter, unbindMeter: () => {}, screenId: null, screens: new Map(), streams: new Map() };
+    peers.set(info.id, peer);
+    return peer;
+  }
+
+  function remove(peerId: string) {
+    const peer = peers.get(peerId);
+    options.onRemove(peerId);
+    if (!peer) return;
+    peer.unbindMeter();
+    peer.tile.remove();
+    for (const tile of peer.screens.values()) tile.remove();
+    peers.delete(peerId);
+  }
+
+  /**
+   * The stream announced as a screen goes to a screen tile, any other to the
+   * camera tile. Tracks and announcements may arrive in either order.
+   */
+  function placeStreams(peer: RemotePeer) {
+    for (const [id, tile] of peer.screens) {
+      if (id !== peer.screenId) {
+        tile.remove();
+        peer.screens.delete(id);
+        peer.streams.delete(id);
+      }
+    }
+    for (const [id, stream] of peer.streams) {
+      if (id !== peer.screenId) {
+        if (peer.video.srcObject !== stream) peer.video.srcObject = stream;
+        continue;
+      }
+      if (peer.screens.has(id)) continue;
+      if (peer.video.srcObject === stream) peer.video.srcObject = null;
+      const video = h('video', { 'data-testid': 'remote-screen', autoplay: true, playsinline: true, muted: true, 'aria-label': text.screenOf(peer.info.name) });
+      video.muted = true;
+      video.srcObject = stream;
+      const tile = h('figure', { class: 'tile screen' }, video, h('figcaption', {}, text.screenOf(peer.info.name)));
+      peer.screens.set(id, tile);
+      options.addTile(tile);
+    }
+  }
+
+  return {
+    add: (info) => void add(info),
+    remove,
+    removeAll: () => {
+      for (const id of [...peers.keys()]) remove(id);
+    },
+    track: (peerId, track, from) => {
+      const peer = peers.get(peerId) ?? add({ id: peerId, name: text.unknownParticipant, role: 'guest' });
+      peer.streams.set(from.id, from);
+      placeStreams(peer);
+      if (track.kind === 'audio') {
+        peer.unbindMeter();
+        peer.unbindMeter = bindMeter(peer.meter, new MediaStream([track]));
+      }
+    },
+    mediaState: (peerId, audio, video) => {
+      const peer = peers.get(peerId);
+      if (!peer) return;
+      peer.tile.classList.toggle('camera-off', !video);
+      peer.caption.textContent = audio ? peer.info.name : text.mutedName(peer.info.name);
+    },
+    screen: (peerId, streamId) => {
+      const peer = peers.get(peerId);
+      if (!peer) return;
+      peer.screenId = streamId;
+      placeStreams(peer);
+    },
+    showMeters: (on) => {
+      for (const peer of peers.values()) {
+        if (!on) peer.meter.remove();
+        else if (!peer.meter.isConnected) peer.tile.append(peer.meter);
+      }
+    },
+    stopMeters: () => {
+      for (const peer of peers.values()) peer.unbindMeter();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// Every text the call shows, in one place: the translations to come replace
+// this file's values, not strings scattered through the call's modules.
+export const text = {
+  self: (name: string) => `${name} (you)`,
+  yourCamera: 'Your camera',
+  yourMicrophoneLevel: 'Your microphone level',
+  videoOf: (name: string) => `Video of ${name}`,
+  microphoneLevelOf: (name: string) => `Microphone level of ${name}`,
+  screenOf: (name: string) => `Screen of ${name}`,
+  unknownParticipant: 'Participant',
+  mutedName: (name: string) => `${name} (muted)`,
+
+  callControls: 'Call controls',
+  mute: 'Mute',
+  unmute: 'Unmute',
+  cameraOff: 'Camera off',
+  cameraOn: 'Camera on',
+  shareScreen: 'Share screen',
+  stopSharing: 'Stop sharing',
+  invite: 'Invite',
+  leave: 'Leave',
+
+  chat: 'Chat',
+  chatMessages: 'Chat messages',
+  chatMessage: 'Message',
+  chatSend: 'Send',
+  chatSelf: 'You',
+
+  inviteLink: 'Invite link (works once per person you send it to)',
+  inviteCopy: 'Copy',
+  inviteCopied: 'Invite link copied.',
+  inviteCopyByHand: 'Select the link and copy it.',
+  inviteFailed: 'Could not create an invite',
+
+  reconnecting: 'Connection lost. Reconnecting\u2026',
+  reconnected: 'Reconnected.',
+  joinFailed: 'Could not join',
+  screenNotPossible: 'Screen sharing is not possible now',
+  screenCancelled: 'Screen sharing was cancelled or is not allowed.',
+};
