@@ -1,4 +1,4 @@
-// The operator admin API (DESIGN §4): tenants, organizations, doctors, tokens
+// The operator admin API (docs/design.md#tenants-tokens-and-authentication): tenants, organizations, doctors, tokens
 // and feature toggles behind PARLEY_ADMIN_TOKEN; 404 everywhere when it is unset.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// Automatic cleanup (DESIGN §5): non-permanent rooms go CLEANUP_AFTER_DAYS
+// Automatic cleanup (docs/design.md#room-lifecycle): non-permanent rooms go CLEANUP_AFTER_DAYS
 // (30) after the later of their scheduled end and their last activity; never
 // permanent rooms, never while someone is connected; feedback stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

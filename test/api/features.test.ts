@@ -1,4 +1,4 @@
-// Feature toggles (DESIGN §4-5): permanent_rooms and additional_participants,
+// Feature toggles (docs/design.md#rooms): permanent_rooms and additional_participants,
 // off by default, set per tenant and overridden per organization (null clears
 // the override). Off = 422 {error}; additional guests get {token, join_url}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

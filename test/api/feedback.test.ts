@@ -1,4 +1,4 @@
-// GET /api/room_feedbacks and /summary (§4.7-4.8, DESIGN §5): filters by
+// GET /api/room_feedbacks and /summary (docs/design.md#pagination): filters by
 // rating and by calendar days in the tenant's timezone (to = inclusive to the
 // end of that day), pagination, bad dates, tenant isolation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

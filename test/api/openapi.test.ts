@@ -63,7 +63,7 @@ describe('/api/openapi.json', () => {
     }
   });
 
-  it('lists the status codes of §7 on the room operations', () => {
+  it('lists the status codes of docs/api.md on the room operations', () => {
     const codes = (path: string, method: string) => Object.keys(doc.paths[path]![method]!.responses).sort();
     expect(codes('/api/rooms', 'post')).toEqual(expect.arrayContaining(['201', '400', '401', '422']));
     expect(codes('/api/rooms', 'get')).toEqual(expect.arrayContaining(['200', '400', '401']));

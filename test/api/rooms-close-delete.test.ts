@@ -1,5 +1,5 @@
-// Close (DESIGN §5: POST, PUT or PATCH /api/rooms/{token}/close, 204, idempotent,
-// the data stays) and DELETE /api/rooms/{token} (§4.5: 204, then gone).
+// Close (docs/design.md#room-lifecycle: POST, PUT or PATCH /api/rooms/{token}/close, 204, idempotent,
+// the data stays) and DELETE /api/rooms/{token} (204, then gone).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, type TestContext, type TestTenant } from '../helpers/app.js';
 import { createRoom } from '../helpers/api.js';

@@ -1,4 +1,4 @@
-// POST /api/rooms (§4.2): the created Room, its defaults and Location; GET /api/rooms/{token} returns the same.
+// POST /api/rooms: the created Room, its defaults and Location; GET /api/rooms/{token} returns the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
 import { createRoom, expectUnauthorized } from '../helpers/api.js';

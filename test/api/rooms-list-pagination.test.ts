@@ -1,4 +1,4 @@
-// GET /api/rooms pagination (§8, DESIGN §5): the five headers, Link relations
+// GET /api/rooms pagination (docs/design.md#pagination): the five headers, Link relations
 // with absolute URLs that keep other parameters, page/per_page/cursor checks,
 // oldest first, and walking every page by following the links.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

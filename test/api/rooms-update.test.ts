@@ -1,4 +1,4 @@
-// PUT /api/rooms/{token} (§4.4, DESIGN §5): the body replaces the room's
+// PUT /api/rooms/{token} (docs/design.md#rooms): the body replaces the room's
 // settings; identity, tokens and history stay; additional guests grow and shrink.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-// DESIGN §5 validation of a room body, on create and on update: every field's
+// Validation (docs/design.md#rooms) of a room body, on create and on update: every field's
 // blank / type / range / length rule, all errors at once, JSON problems, 400 before 422.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';

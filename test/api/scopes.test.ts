@@ -1,4 +1,4 @@
-// Tokens and scopes (§5, DESIGN §4-5): Instance tokens see their tenant,
+// Tokens and scopes (docs/design.md#tenants-tokens-and-authentication): Instance tokens see their tenant,
 // Organization tokens their organization and its doctors' rooms; everything
 // else is a 404 identical to an unknown room. 401 for bad tokens, 403 for
 // Organization tokens on feedback.

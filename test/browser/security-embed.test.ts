@@ -1,4 +1,4 @@
-// Embedding the call (issue 5 §3, docs/call.md "Embedding"): two integrator
+// Embedding the call (docs/call.md "Embedding"): two integrator
 // pages on two loopback ports frame the same join link in real Chromium. The
 // tenant allows the first origin (admin API, frame-ancestors): there the call
 // works inside the iframe, camera and microphone delegated by the iframe's

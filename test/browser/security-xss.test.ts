@@ -1,4 +1,4 @@
-// Script payloads in everything a participant sees (issue 5 §3, docs/security.md
+// Script payloads in everything a participant sees (docs/security.md
 // "The join side"): the room name, display names (preset by the room, given in
 // ?name=, typed), chat and the feedback comment, in real Chromium. Nothing
 // runs (a window flag stays unset, no dialog opens, no element is injected)

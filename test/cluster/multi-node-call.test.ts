@@ -1,5 +1,5 @@
 // Two Parley nodes against one PostgreSQL and one Redis (both started here),
-// real Chromium participants, and an nginx load balancer in front (DESIGN:
+// real Chromium participants, and an nginx load balancer in front (docs/design.md#several-nodes:
 // several identical nodes, no sticky sessions).
 import { sql } from 'kysely';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';

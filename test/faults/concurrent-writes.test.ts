@@ -1,4 +1,4 @@
-// A bounded loopback load test of concurrent writers (issue 5, docs/security.md §2):
+// A bounded loopback load test of concurrent writers (docs/security.md §2):
 // several clients create (with Idempotency-Key), update (with If-Match) and
 // delete rooms against a real listening server for a few seconds, some of
 // their requests cut off mid-flight. Then the database is checked against

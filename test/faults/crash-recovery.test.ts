@@ -1,5 +1,5 @@
-// kill -9 of the server in the middle of a load of creates (issue 5 §6,
-// docs/security.md §5): on restart every acknowledged room is there, retries
+// kill -9 of the server in the middle of a load of creates
+// (docs/security.md §5): on restart every acknowledged room is there, retries
 // of the unanswered creates with their Idempotency-Key make no duplicates, the
 // data still reads and writes, and (embedded database) the lock file the dead
 // process left does not block the restart.

@@ -1,5 +1,5 @@
-// PostgreSQL stopped and restarted in the middle of a load run (issue 5 §6,
-// docs/security.md §5). While the database is away, requests fail fast with
+// PostgreSQL stopped and restarted in the middle of a load run
+// (docs/security.md §5). While the database is away, requests fail fast with
 // 503 {error} and Retry-After (no hang) and /readyz says so; when it is back,
 // the server recovers by itself, without a restart; nothing acknowledged is lost.
 //

@@ -1,4 +1,4 @@
-// SIGTERM under load (issue 5 §6, docs/security.md §5): the requests the
+// SIGTERM under load (docs/security.md §5): the requests the
 // server is working on when the signal comes are answered, later ones get a
 // clean 503 {error} or a closed connection (a request still unread on an idle
 // keep-alive connection is one of those: HTTP lets a server close such a

@@ -1,6 +1,6 @@
 // REST API support for the tests over createTestContext (app.ts): room
 // creation, Link parsing, and the documented shapes of error answers (the
-// interface's §7): the expect* assertions for one answer, and
+// interface's shapes, docs/design.md#errors-and-limits): the expect* assertions for one answer, and
 // documentedShapeProblem / checkedRequest, the check the property tests put
 // every answer through.
 import { expect } from 'vitest';

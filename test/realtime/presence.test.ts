@@ -1,4 +1,4 @@
-// Presence and the room lifecycle that follows from it (DESIGN §5), with a
+// Presence and the room lifecycle that follows from it (docs/design.md#room-lifecycle), with a
 // one-second grace: abrupt disconnects, resuming, ending, restarting, dead nodes.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

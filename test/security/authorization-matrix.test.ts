@@ -1,4 +1,4 @@
-// The authorization matrix (issue 5 §2, docs/security.md §4): every endpoint x
+// The authorization matrix (docs/security.md §4): every endpoint x
 // {no token, malformed, revoked, another tenant's instance token, another
 // organization's token, the organization's token, the instance token} answers
 // exactly as documented, and a room that is not yours is indistinguishable

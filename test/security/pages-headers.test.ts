@@ -1,4 +1,4 @@
-// The participant pages' headers (issue 5 §3, docs/security.md "The join
+// The participant pages' headers (docs/security.md "The join
 // side"): a strict CSP, nosniff and no-referrer on every answer of the join
 // side; frame-ancestors set per tenant through the admin API and validated so
 // that nothing but an origin reaches the header; no redirect target but the

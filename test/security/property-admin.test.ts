@@ -1,4 +1,4 @@
-// Hostile input on the operator admin API (issue 5 §1, docs/security.md §3):
+// Hostile input on the operator admin API (docs/security.md §3):
 // random bodies and ids never get a 5xx and always get the documented shape,
 // and no call can issue a token that reaches into another tenant.
 import fc from 'fast-check';

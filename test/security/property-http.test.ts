@@ -1,4 +1,4 @@
-// Hostile HTTP on a real socket (issue 5 §1, docs/security.md §3): malformed
+// Hostile HTTP on a real socket (docs/security.md §3): malformed
 // request lines and headers, oversized headers, lying Content-Length, broken
 // chunked bodies, random Authorization and the write headers (Idempotency-Key,
 // If-Match). Every answer is either a documented one or a closed connection,

@@ -1,4 +1,4 @@
-// Hostile query strings on the list endpoints (issue 5 §1, docs/security.md §3):
+// Hostile query strings on the list endpoints (docs/security.md §3):
 // GET /api/rooms, /api/room_feedbacks and /api/room_feedbacks/summary with odd,
 // repeated, malformed and malicious parameters never get a 5xx and always get
 // the documented shape; whatever they say, no room or feedback of another

@@ -1,4 +1,4 @@
-// Hostile input on the room endpoints (issue 5 §1, docs/security.md §3):
+// Hostile input on the room endpoints (docs/security.md §3):
 // random and malicious bodies, content types and path segments never get a
 // 5xx, never stall, and always get the documented error shape.
 import fc from 'fast-check';

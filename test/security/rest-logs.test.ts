@@ -1,4 +1,4 @@
-// Secrets never reach a log line, REST side (issue 5 §7, docs/security.md §6):
+// Secrets never reach a log line, REST side (docs/security.md §6):
 // a full scenario through the REST and admin APIs at LOG_LEVEL=trace, errors
 // of every kind included (401, 403, 404 on a path made of a host token, 400 on
 // a body full of tokens, 409, 412, 422, 429, and a database error quoting a
@@ -154,7 +154,7 @@ describe('no secret in any log line', () => {
     server.child.kill('SIGTERM');
     expect((await waitForExit(server, 20_000)).code).toBe(0);
 
-    // The first start prints the default tenant's token once, on purpose (DESIGN §3); that block aside, nothing.
+    // The first start prints the default tenant's token once, on purpose; that block aside, nothing.
     expect(server.firstToken).toMatch(/^prl_/);
     const announced = server.output.filter((line) => line.includes(server!.firstToken!));
     expect(announced).toHaveLength(2);

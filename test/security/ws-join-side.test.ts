@@ -1,4 +1,4 @@
-// The join side (issue 5 §3, docs/security.md "The join side"): tokens are
+// The join side (docs/security.md "The join side"): tokens are
 // unguessable, a socket reaches only its own room, a guest cannot act as
 // host, closed and deleted rooms refuse, and only our own pages may open the
 // signaling socket. Real `ws` clients against the listening app.

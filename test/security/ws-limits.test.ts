@@ -1,4 +1,4 @@
-// Abuse limits on the join side (issue 5 §4, docs/security.md "The join
+// Abuse limits on the join side (docs/security.md "The join
 // side"): frame size and rate, chat rate and length, display names, a
 // receiver that stops reading, feedback length and one feedback per
 // participant session. test/realtime covers the plain cases (one oversized

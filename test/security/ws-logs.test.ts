@@ -1,4 +1,4 @@
-// Secrets in logs, the join side (issue 5 §7, docs/security.md "The join
+// Secrets in logs, the join side (docs/security.md "The join
 // side"): a whole call over real `ws` clients at LOG_LEVEL=trace, with TURN
 // credentials, invites, errors, a drop and resume, feedback, a flood, an
 // oversized frame, a refused origin, close and delete. No join token,

@@ -1,4 +1,4 @@
-// Hostile WebSocket input (issue 5 §1, docs/security.md "The join side"):
+// Hostile WebSocket input (docs/security.md "The join side"):
 // random and malicious frames of every message type, before and after join,
 // from a real `ws` client. The server never crashes or stalls, answers every
 // request exactly once in the documented error shape (never `unavailable`,

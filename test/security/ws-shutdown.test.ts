@@ -1,4 +1,4 @@
-// SIGTERM with participants connected (issue 5 §6, docs/security.md "The
+// SIGTERM with participants connected (docs/security.md "The
 // join side"): a real server process (node dist/src/main.js) over the test
 // database gets SIGTERM while a call is on. Everyone connected, joined or not,
 // gets the going-away close (1001) the browser reconnects on, never an error

@@ -5,7 +5,7 @@ import type { ClientMessage, ServerMessage } from '../../src/realtime/protocol.j
 type Reply = Extract<ServerMessage, { requestId: string }> | Extract<ServerMessage, { type: 'error' }>;
 type Notification = Exclude<ServerMessage, { type: 'joined' | 'ack' | 'invite-created' | 'left' }>;
 
-/** Close codes after which reconnecting makes no sense (see src/realtime/hub.ts). */
+/** Close codes after which reconnecting makes no sense (see src/realtime/close-codes.ts). */
 const FINAL_CODES = new Set([1000, 4001, 4002, 4004]);
 type Body<T> = T extends unknown ? Omit<T, 'requestId'> : never;
 

@@ -1,4 +1,4 @@
-// Idempotency-Key on room creation (issue 5; the idea of
+// Idempotency-Key on room creation (docs/security.md; the idea of
 // draft-ietf-httpapi-idempotency-key-header): a create retried with the same
 // key and the same request gets the room the first attempt made, never a
 // second one; the same key with another request is 422. Keys belong to the

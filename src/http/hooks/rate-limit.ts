@@ -1,4 +1,4 @@
-// Per-API-token request limits on /api (issue 5, docs/security.md).
+// Per-API-token request limits on /api (docs/security.md).
 //
 // In memory, per node, on purpose: the limit protects a node's CPU and its
 // database from one runaway client, so it must cost nothing per request (no
