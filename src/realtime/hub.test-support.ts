@@ -1,6 +1,7 @@
 // Builds the hub's parts for unit tests without sockets: a connection is a
 // recorder of what the hub sent and how it closed it; the participation
 // service is the real one over the test database (test/helpers).
+import { afterAll, beforeAll } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
 import { handleJoin } from './handlers/join.js';
 import { createHubContext, type HubContext } from './hub-context.js';
@@ -31,6 +32,8 @@ export interface TestSession {
   connection: RecordingConnection;
 }
 
+export type JoinedSession = TestSession & { joined: Extract<ServerMessage, { type: 'joined' }> };
+
 export interface HubFixture {
   test: TestContext;
   clock: ReturnType<typeof manualClock>;
@@ -46,13 +49,25 @@ export interface HubFixture {
   /** A connected session that has not joined. */
   connect(): TestSession;
   /** A session joined through the join handler; throws if the join was refused. */
-  join(joinToken: string, displayName?: string, participantToken?: string): Promise<TestSession & { joined: Extract<ServerMessage, { type: 'joined' }> }>;
+  join(joinToken: string, displayName?: string, participantToken?: string): Promise<JoinedSession>;
+  /** A room (with `overrides`) and its host and guest in the call. */
+  hostAndGuest(overrides?: Record<string, unknown>): Promise<{ room: Record<string, any>; host: JoinedSession; guest: JoinedSession }>;
   /** Lets the in-process bus, the database and the handlers finish what they started. */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
 
 let nextRequest = 0;
+
+/** A fixture for one test file: built before its first test, closed after its last. */
+export function useHubFixture(): () => HubFixture {
+  let hub: HubFixture | undefined;
+  beforeAll(async () => {
+    hub = await createHubFixture();
+  });
+  afterAll(() => hub?.close());
+  return () => hub!;
+}
 
 export async function createHubFixture(): Promise<HubFixture> {
   const clock = manualClock();
@@ -101,6 +116,12 @@ export async function createHubFixture(): Promise<HubFixture> {
       const joined = connection.all('joined')[0];
       if (!joined) throw new Error(`join refused: ${JSON.stringify(connection.sent)}`);
       return { session, connection, joined };
+    },
+    async hostAndGuest(overrides = {}) {
+      const room = await fixture.createRoom(overrides);
+      const host = await fixture.join(room.access_token, 'Host');
+      const guest = await fixture.join(room.guest_token, 'Guest');
+      return { room, host, guest };
     },
     async settle() {
       await ctx.inFlight.settled();

@@ -1,19 +1,15 @@
 // A connection's frames and close, without a socket: rate limits, parsing,
 // the join timeout, and a close that is a drop.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CloseCode } from './close-codes.js';
-import { createHubFixture, recordingConnection, type HubFixture } from './hub.test-support.js';
+import { recordingConnection, useHubFixture } from './hub.test-support.js';
 import { openSession } from './session-handle.js';
 
-let hub: HubFixture;
-beforeAll(async () => {
-  hub = await createHubFixture();
-});
-afterAll(() => hub.close());
+const hub = useHubFixture();
 
 function open() {
   const connection = recordingConnection();
-  const handle = openSession(hub.ctx, connection);
+  const handle = openSession(hub().ctx, connection);
   return { connection, handle };
 }
 
@@ -22,7 +18,7 @@ describe('frames', () => {
     const { connection, handle } = open();
     handle.onFrame('not json');
     handle.onFrame(JSON.stringify({ type: 'dance', requestId: 'd' }));
-    await hub.settle();
+    await hub().settle();
     expect(connection.sent).toEqual([
       { type: 'error', code: 'bad-request', message: 'A frame must be one JSON object' },
       { type: 'error', code: 'unknown-type', message: 'Unknown message type "dance"', requestId: 'd' },
@@ -35,7 +31,7 @@ describe('frames', () => {
     const { connection, handle } = open();
     const frame = JSON.stringify({ type: 'leave', requestId: 'x' });
     for (let i = 0; i < 400; i++) handle.onFrame(frame);
-    await hub.settle();
+    await hub().settle();
     expect(connection.all('error').every((m) => m.code === 'not-joined')).toBe(true);
     handle.onFrame(frame);
     expect(connection.sent.at(-1)).toEqual({ type: 'error', code: 'rate-limited', message: 'Too many messages; slow down', requestId: 'x' });
@@ -51,7 +47,7 @@ describe('frames', () => {
 
   it('reports well-formed frames and open connections to the observer', async () => {
     const observe = { message: vi.fn(), connections: vi.fn() };
-    hub.ctx.options.observe = observe;
+    hub().ctx.options.observe = observe;
     try {
       const { handle } = open();
       handle.onFrame(JSON.stringify({ type: 'media-state', audio: true, video: true }));
@@ -60,20 +56,20 @@ describe('frames', () => {
       expect(observe.message.mock.calls).toEqual([['media-state']]);
       expect(observe.connections.mock.calls).toEqual([[1], [-1]]);
     } finally {
-      delete hub.ctx.options.observe;
+      delete hub().ctx.options.observe;
     }
   });
 });
 
 describe('join timeout', () => {
   it('closes a connection that has not joined in time (4003), not one that has', async () => {
-    hub.ctx.options.joinTimeoutMs = 100;
+    hub().ctx.options.joinTimeoutMs = 100;
     try {
-      const room = await hub.createRoom();
+      const room = await hub().createRoom();
       const idle = open();
       const joining = open();
       joining.handle.onFrame(JSON.stringify({ type: 'join', requestId: 'j', joinToken: room.guest_token, displayName: 'Pat' }));
-      await hub.settle();
+      await hub().settle();
       expect(joining.connection.all('joined')).toHaveLength(1);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(idle.connection.closes).toEqual([{ code: CloseCode.joinTimeout, reason: 'no join' }]);
@@ -81,23 +77,23 @@ describe('join timeout', () => {
       idle.handle.onClose();
       joining.handle.onClose();
     } finally {
-      delete hub.ctx.options.joinTimeoutMs;
+      delete hub().ctx.options.joinTimeoutMs;
     }
   });
 });
 
 describe('close', () => {
   it('of a joined connection is a drop: the leave is recorded and the room hears peer-left', async () => {
-    const room = await hub.createRoom();
-    const host = await hub.join(room.access_token, 'Host');
+    const room = await hub().createRoom();
+    const host = await hub().join(room.access_token, 'Host');
     const guest = open();
     guest.handle.onFrame(JSON.stringify({ type: 'join', requestId: 'j', joinToken: room.guest_token, displayName: 'Pat' }));
-    await hub.settle();
+    await hub().settle();
     const [joined] = guest.connection.all('joined');
     guest.handle.onClose();
-    await hub.settle();
+    await hub().settle();
     expect(host.connection.all('peer-left')).toEqual([{ type: 'peer-left', peerId: joined!.self.id }]);
-    expect((await hub.getRoom(room.token)).current_participants).toEqual([host.joined.participantToken]);
-    expect([...hub.ctx.open].some((s) => s.connection === guest.connection)).toBe(false);
+    expect((await hub().getRoom(room.token)).current_participants).toEqual([host.joined.participantToken]);
+    expect([...hub().ctx.open].some((s) => s.connection === guest.connection)).toBe(false);
   });
 });
