@@ -27,7 +27,8 @@ function ping(port) {
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (data) => {
       socket.destroy();
-      resolve(String(data).startsWith('+PONG'));
+      // With --requirepass the answer is -NOAUTH: Redis is up all the same.
+      resolve(/^(\+PONG|-NOAUTH)/.test(String(data)));
     });
     socket.on('error', () => resolve(false));
     socket.on('timeout', () => {
@@ -37,13 +38,14 @@ function ping(port) {
   });
 }
 
-export async function startRedis({ log = () => {} } = {}) {
+export async function startRedis({ log = () => {}, port: wantedPort, password } = {}) {
   const binary = findRedisServer();
   if (!binary) throw new Error('No redis-server found: install it with `apt-get install redis-server` (.ci/run does).');
-  const port = await freePort();
+  // A given port lets a test restart Redis where its clients reconnect.
+  const port = wantedPort ?? (await freePort());
   const child = spawn(
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'warning'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'warning', ...(password ? ['--requirepass', password] : [])],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const killNow = () => {
@@ -61,7 +63,7 @@ export async function startRedis({ log = () => {} } = {}) {
   }
   log(`redis-server on 127.0.0.1:${port}`);
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://${password ? `:${encodeURIComponent(password)}@` : ''}127.0.0.1:${port}`,
     port,
     async stop() {
       process.off('exit', killNow);

@@ -1,10 +1,11 @@
 // Starts a whole Parley server: database, migrations, first-start tenant,
 // HTTP app, jobs. main.ts adds the process concerns (signals, exit codes);
 // tests and the CLI use this directly.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrate } from './db/migrate.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
 import { buildApp } from './http/build-app.js';
 import { joinRoutes } from './http/routes/join.routes.js';
@@ -30,11 +31,18 @@ export async function startServer(
   try {
     await migrate(database);
     // Several nodes share calls through Redis; one node alone needs nothing but itself.
-    redis = config.redisUrl ? await connectRedisBuses(config.redisUrl) : null;
-    const services = createServices({ database, config, ...(redis ? { signals: redis.signals, events: redis.events } : {}) });
+    const metrics = createMetrics();
+    redis = config.redisUrl
+      ? await connectRedisBuses(config.redisUrl, {
+          publishFailed: () => metrics.busPublishFailures.inc(),
+          resubscribed: (channels) => metrics.redisResubscriptions.inc(channels),
+        })
+      : null;
+    const services = createServices({ database, config, metrics, ...(redis ? { signals: redis.signals, events: redis.events } : {}) });
     const firstToken = await services.tenants.bootstrapDefaultTenant();
-    const readiness = redis ? [{ name: 'redis', check: redis.ping }] : [];
+    const readiness = redis ? [{ name: 'redis', check: redis.ping, optional: true }] : [];
     const app = await buildApp({ services, logStream: options.logStream, readiness, plugins: [joinRoutes(services), realtimePlugin({ services })] });
+    if (redis) reportRedis(redis, app.log, metrics);
     // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
     await services.participation.registerNode();
     const jobs = startJobs(
@@ -83,4 +91,22 @@ export async function startServer(
     await database.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * One line when Redis is lost and one when it is back (with how long it was
+ * away), never one per failed retry; the address without credentials.
+ */
+function reportRedis(redis: RedisBuses, log: FastifyBaseLogger, metrics: Metrics): void {
+  const degraded = 'calls between nodes are paused; calls within this node and the API go on';
+  metrics.redisUp.set(redis.isUp() ? 1 : 0);
+  if (!redis.isUp()) log.warn({ redis: redis.address }, `Redis (REDIS_URL) at ${redis.address} is unreachable: ${degraded}; retrying in the background`);
+  redis.onConnectionChange((change) => {
+    metrics.redisUp.set(change.up ? 1 : 0);
+    if (change.up) {
+      log.info({ redis: redis.address, downForMs: change.downForMs, resubscribed: change.resubscribed }, `Redis (REDIS_URL) at ${redis.address} is back after ${(change.downForMs / 1000).toFixed(1)} s`);
+    } else {
+      log.warn({ redis: redis.address }, `Redis (REDIS_URL) at ${redis.address} lost: ${degraded}; retrying in the background`);
+    }
+  });
 }

@@ -26,7 +26,7 @@ export function createDepartures({
     markLeft(participant: Participant, session: Session): Promise<void> {
       const leaving = inFlight.track(
         participation.leave(participant.token).then((wasHere) => {
-          if (wasHere) rooms.publish(session, null, { type: 'peer-left', peerId: participant.peerId });
+          if (wasHere) void rooms.publish(session, null, { type: 'peer-left', peerId: participant.peerId });
         }),
       );
       pendingLeaves.set(participant.token, leaving);

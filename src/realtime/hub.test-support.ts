@@ -3,6 +3,7 @@
 // service is the real one over the test database (test/helpers).
 import { afterAll, beforeAll } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
+import type { SignalBus } from './buses/signal-bus.js';
 import { handleJoin } from './handlers/join.js';
 import { createHubContext, type HubContext } from './hub-context.js';
 import type { ServerMessage } from './protocol.js';
@@ -60,22 +61,27 @@ export interface HubFixture {
 let nextRequest = 0;
 
 /** A fixture for one test file: built before its first test, closed after its last. */
-export function useHubFixture(): () => HubFixture {
+export function useHubFixture(options: HubFixtureOptions = {}): () => HubFixture {
   let hub: HubFixture | undefined;
   beforeAll(async () => {
-    hub = await createHubFixture();
+    hub = await createHubFixture(options);
   });
   afterAll(() => hub?.close());
   return () => hub!;
 }
 
-export async function createHubFixture(): Promise<HubFixture> {
+export interface HubFixtureOptions {
+  /** A SignalBus other than the in-process one (the Redis bus, for outages). */
+  bus?: () => SignalBus;
+}
+
+export async function createHubFixture(options: HubFixtureOptions = {}): Promise<HubFixture> {
   const clock = manualClock();
   const test = await createTestContext({ clock });
   const tenant = await test.tenant();
   const ctx = createHubContext({
     participation: test.services.participation,
-    bus: test.services.signals,
+    bus: options.bus?.() ?? test.services.signals,
     events: test.services.events,
     clock,
     log: test.app.log,

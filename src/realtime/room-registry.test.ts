@@ -12,7 +12,7 @@ import { createRoomRegistry } from './room-registry.js';
 import { createSession } from './session.js';
 
 const settings: RoomSettings = { chat: true, screenshare: true, invites: true, audioIndicator: true };
-const silentLog = { warn: vi.fn() } as unknown as FastifyBaseLogger;
+const silentLog = { warn: vi.fn(), debug: vi.fn() } as unknown as FastifyBaseLogger;
 const clock = manualClock();
 
 function setup(bus: SignalBus = createLocalSignalBus(), log = silentLog) {
@@ -116,15 +116,25 @@ describe('room registry', () => {
     expect(registry.get(1)?.settings.chat).toBe(false);
   });
 
-  it('publishes nothing for a session without a participant, and logs a bus that fails instead of throwing', async () => {
-    const warn = vi.fn();
-    const failing: SignalBus = { publish: () => Promise.reject(new Error('redis down')), subscribe: () => () => {} };
-    const { registry, member } = setup(failing, { warn } as unknown as FastifyBaseLogger);
+  it('publishes nothing for a session without a participant', async () => {
+    const { registry, member } = setup();
+    const b = member(1, 'b');
     const anonymous = createSession(recordingConnection(), clock);
-    registry.publish(anonymous, null, { type: 'peer-left', peerId: 'x' });
+    expect(await registry.publish(anonymous, null, { type: 'peer-left', peerId: 'x' })).toBe(false);
+    expect(b.connection.sent).toEqual([]);
+  });
+
+  it('when the bus refuses (Redis away): resolves false without throwing, and still reaches this node\'s sessions unless told not to', async () => {
+    const failing: SignalBus = { publish: () => Promise.reject(new Error('redis down')), subscribe: () => () => {} };
+    const { registry, member } = setup(failing);
     const a = member(1, 'a');
-    registry.publish(a.session, null, { type: 'peer-left', peerId: 'a' });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(warn).toHaveBeenCalledTimes(1);
+    const b = member(1, 'b');
+    const elsewhere = member(2, 'c');
+    expect(await registry.publish(a.session, null, { type: 'media-state', from: 'a', audio: false, video: true })).toBe(false);
+    expect(b.connection.sent).toEqual([{ type: 'media-state', from: 'a', audio: false, video: true }]);
+    expect(a.connection.sent).toEqual([]);
+    expect(elsewhere.connection.sent).toEqual([]);
+    expect(await registry.publish(a.session, null, { type: 'peer-left', peerId: 'a' }, { localFallback: false })).toBe(false);
+    expect(b.connection.sent).toHaveLength(1);
   });
 });

@@ -64,13 +64,23 @@ export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyB
 
     /**
      * Sends to the sender's room on every node: to peer `to`, or to everyone
-     * (null). Never back to the sending connection.
+     * (null). Never back to the sending connection. Resolves to whether the
+     * bus took it. When it did not (Redis away), the sessions on this node
+     * still get it unless `localFallback` is false: a call whose participants
+     * are all on this node goes on (docs/deploy.md, "Failures").
      */
-    publish(session: Session, to: string | null, message: SignalEnvelope['message']): void {
-      if (!session.participant) return;
-      void Promise.resolve(bus.publish(session.participant.roomId, { fromSession: session.id, to, message })).catch((error: unknown) =>
-        log.warn({ err: error }, 'signal bus publish failed'),
-      );
+    async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true } = {}): Promise<boolean> {
+      if (!session.participant) return false;
+      const roomId = session.participant.roomId;
+      const envelope: SignalEnvelope = { fromSession: session.id, to, message };
+      try {
+        await bus.publish(roomId, envelope);
+        return true;
+      } catch (error) {
+        log.debug({ err: error }, 'signal bus publish failed');
+        if (localFallback) deliver(roomId, envelope);
+        return false;
+      }
     },
 
     /** Sessions in rooms on this node. */

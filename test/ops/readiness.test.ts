@@ -1,32 +1,62 @@
-// /readyz answers 503 naming the dependency that is down, so a load balancer
-// takes the node out; /healthz (the process) stays 200.
+// /readyz: 503 naming a required dependency that is down, so a load balancer
+// takes the node out; an optional one (Redis: every node loses it at once)
+// only degrades the node, 200. Every check is bounded: the answer comes within
+// a second whatever a dependency does. /healthz (the process) stays 200.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/build-app.js';
+import type { ReadinessCheck } from '../../src/http/routes/health.routes.js';
 import { createServices } from '../../src/services.js';
 import { openTestDatabase } from '../helpers/database.js';
 
-describe('readiness', () => {
-  it('is 503 while a dependency is unreachable and 200 again once it is back', async () => {
-    const database = await openTestDatabase();
-    let redisUp = false;
-    const services = createServices({ database, config: loadConfig({ LOG_LEVEL: 'silent' }) });
-    const app = await buildApp({
-      services,
-      readiness: [{ name: 'redis', check: async () => { if (!redisUp) throw new Error('ECONNREFUSED'); } }],
+async function withApp(readiness: ReadinessCheck[], run: (get: (url: string) => Promise<{ statusCode: number; body: unknown; ms: number }>) => Promise<void>) {
+  const database = await openTestDatabase();
+  const services = createServices({ database, config: loadConfig({ LOG_LEVEL: 'silent' }) });
+  const app = await buildApp({ services, readiness });
+  try {
+    await run(async (url) => {
+      const started = performance.now();
+      const res = await app.inject({ method: 'GET', url });
+      return { statusCode: res.statusCode, body: res.json(), ms: performance.now() - started };
     });
-    try {
-      const down = await app.inject({ method: 'GET', url: '/readyz' });
-      expect(down.statusCode).toBe(503);
-      expect(down.json()).toEqual({ status: 'unavailable', checks: { database: 'ok', redis: 'unavailable' } });
-      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-      redisUp = true;
-      const up = await app.inject({ method: 'GET', url: '/readyz' });
-      expect(up.statusCode).toBe(200);
-      expect(up.json()).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
-    } finally {
-      await app.close();
-      await database.close();
-    }
+  } finally {
+    await app.close();
+    await database.close();
+  }
+}
+
+describe('readiness', () => {
+  it('is 503 while a required dependency is unreachable and 200 again once it is back', async () => {
+    let up = false;
+    const check = async () => {
+      if (!up) throw new Error('ECONNREFUSED');
+    };
+    await withApp([{ name: 'ledger', check }], async (get) => {
+      expect(await get('/readyz')).toMatchObject({ statusCode: 503, body: { status: 'unavailable', checks: { database: 'ok', ledger: 'unavailable' } } });
+      expect((await get('/healthz')).statusCode).toBe(200);
+      up = true;
+      expect(await get('/readyz')).toMatchObject({ statusCode: 200, body: { status: 'ok', checks: { database: 'ok', ledger: 'ok' } } });
+    });
+  });
+
+  it('stays 200, saying "degraded", while an optional dependency such as Redis is down', async () => {
+    let up = false;
+    const check = async () => {
+      if (!up) throw new Error('ECONNREFUSED');
+    };
+    await withApp([{ name: 'redis', check, optional: true }], async (get) => {
+      expect(await get('/readyz')).toMatchObject({ statusCode: 200, body: { status: 'degraded', checks: { database: 'ok', redis: 'unavailable' } } });
+      up = true;
+      expect(await get('/readyz')).toMatchObject({ statusCode: 200, body: { status: 'ok', checks: { database: 'ok', redis: 'ok' } } });
+    });
+  });
+
+  it('answers within a second when a check hangs, counting the hung dependency as unavailable', async () => {
+    const hang = () => new Promise<void>(() => {});
+    await withApp([{ name: 'redis', check: hang, optional: true }, { name: 'ledger', check: hang }], async (get) => {
+      const answer = await get('/readyz');
+      expect(answer).toMatchObject({ statusCode: 503, body: { status: 'unavailable', checks: { database: 'ok', redis: 'unavailable', ledger: 'unavailable' } } });
+      expect(answer.ms).toBeLessThan(1000);
+    });
   });
 });

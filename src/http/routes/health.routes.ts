@@ -1,9 +1,30 @@
 // Liveness and readiness for load balancers and orchestrators.
+//
+// Readiness answers "should this node get traffic?". The database is needed
+// for everything, so without it the node is not ready (503). Redis only
+// carries calls between nodes: when it is away every node loses it at once,
+// and taking every node out of rotation would stop the API too, so it is
+// reported as degraded with 200 (docs/deploy.md, "Failures"). Every check is
+// bounded, so the answer comes within about a second whatever they do.
 import type { FastifyPluginAsync } from 'fastify';
 
 export interface ReadinessCheck {
   name: string;
   check(): Promise<void>;
+  /** Not needed to serve traffic: a failure degrades the node instead of making it unready. */
+  optional?: boolean;
+}
+
+const CHECK_TIMEOUT_MS = 900;
+
+function bounded(check: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    check(),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 export const healthRoutes =
@@ -12,16 +33,18 @@ export const healthRoutes =
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
     app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
       const results = await Promise.all(
-        checks.map(async ({ name, check }) => {
+        checks.map(async ({ name, check, optional = false }) => {
           try {
-            await check();
-            return [name, 'ok'] as const;
+            await bounded(check);
+            return { name, optional, state: 'ok' as const };
           } catch {
-            return [name, 'unavailable'] as const;
+            return { name, optional, state: 'unavailable' as const };
           }
         }),
       );
-      const ready = results.every(([, state]) => state === 'ok');
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks: Object.fromEntries(results) });
+      const ready = results.every(({ state, optional }) => state === 'ok' || optional);
+      const degraded = results.some(({ state }) => state !== 'ok');
+      const status = !ready ? 'unavailable' : degraded ? 'degraded' : 'ok';
+      return reply.status(ready ? 200 : 503).send({ status, checks: Object.fromEntries(results.map(({ name, state }) => [name, state])) });
     });
   };

@@ -47,11 +47,11 @@ describe('chat', () => {
   it('allows ten messages at once, then one a second', async () => {
     const { host, guest } = await callOfTwo();
     const call = { participant: guest.session.participant!, settings: hub().ctx.rooms.get(guest.session.participant!.roomId)!.settings };
-    for (let i = 0; i < 11; i++) sendChat(hub().ctx, guest.session, { type: 'chat', requestId: `r${i}`, text: `m${i}` }, call);
+    for (let i = 0; i < 11; i++) await sendChat(hub().ctx, guest.session, { type: 'chat', requestId: `r${i}`, text: `m${i}` }, call);
     expect(host.connection.all('chat')).toHaveLength(10);
     expect(guest.connection.sent.at(-1)).toEqual({ type: 'error', code: 'rate-limited', message: 'Too many chat messages; wait a moment', requestId: 'r10' });
     hub().clock.advance(1000);
-    sendChat(hub().ctx, guest.session, { type: 'chat', requestId: 'later', text: 'again' }, call);
+    await sendChat(hub().ctx, guest.session, { type: 'chat', requestId: 'later', text: 'again' }, call);
     expect(guest.connection.sent.at(-1)).toEqual({ type: 'ack', requestId: 'later' });
     expect(host.connection.all('chat')).toHaveLength(11);
   });

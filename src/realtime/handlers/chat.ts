@@ -1,17 +1,20 @@
 // `chat`: a text message to everyone else in the call. The server stamps the
-// sender's name and the time, so that nobody can write in another's name.
+// sender's name and the time, so that nobody can write in another's name. The
+// sender's acknowledgement means the message went out to every node; when it
+// could not (Redis away), the sender is told and nobody gets it, so a retry
+// never shows twice.
 import { fail, reply } from '../session.js';
 import type { CallHandler } from './call-handler.js';
 
-export const sendChat: CallHandler<'chat'> = (ctx, session, message, { participant, settings }) => {
+export const sendChat: CallHandler<'chat'> = async (ctx, session, message, { participant, settings }) => {
   if (!settings.chat) return fail(session, 'chat-disabled', 'Chat is switched off for this room', message.requestId);
   if (!session.allowChat()) return fail(session, 'rate-limited', 'Too many chat messages; wait a moment', message.requestId);
-  ctx.rooms.publish(session, null, {
-    type: 'chat',
-    from: participant.peerId,
-    name: participant.name,
-    text: message.text,
-    sentAt: ctx.clock.now().toISOString(),
-  });
+  const sent = await ctx.rooms.publish(
+    session,
+    null,
+    { type: 'chat', from: participant.peerId, name: participant.name, text: message.text, sentAt: ctx.clock.now().toISOString() },
+    { localFallback: false },
+  );
+  if (!sent) return fail(session, 'unavailable', 'Your message could not be sent. Try again.', message.requestId);
   reply(session, { type: 'ack', requestId: message.requestId });
 };

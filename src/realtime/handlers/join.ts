@@ -48,9 +48,9 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     return;
   }
   // The participant's old connection, on whichever node, closes quietly.
-  if (resumed) ctx.rooms.publish(session, participant.peerId, { type: 'session-replaced' });
+  if (resumed) void ctx.rooms.publish(session, participant.peerId, { type: 'session-replaced' });
   const self = { id: participant.peerId, name: participant.name, role: participant.role };
-  ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
+  void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
   // Read in the join's transaction, after the room's row was locked: no second query before the reply.
   const peers = joined.peers.map((p) => ({ id: p.peerId, name: p.name, role: p.role }));
   log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');

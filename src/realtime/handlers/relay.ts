@@ -5,17 +5,20 @@ import type { HubContext } from '../hub-context.js';
 import { fail, reply, type Session } from '../session.js';
 import type { CallHandler } from './call-handler.js';
 
-export const relaySignal: CallHandler<'signal'> = (ctx, session, message, { participant }) =>
+// Fire and forget: WebRTC renegotiates what is lost, and these need no acknowledgement.
+export const relaySignal: CallHandler<'signal'> = (ctx, session, message, { participant }) => {
   // Published on this participant's room only: a peer id of another room matches nobody there.
-  ctx.rooms.publish(session, message.to, { type: 'signal', from: participant.peerId, data: message.data });
+  void ctx.rooms.publish(session, message.to, { type: 'signal', from: participant.peerId, data: message.data });
+};
 
-export const relayMediaState: CallHandler<'media-state'> = (ctx, session, message, { participant }) =>
-  ctx.rooms.publish(session, null, { type: 'media-state', from: participant.peerId, audio: message.audio, video: message.video });
+export const relayMediaState: CallHandler<'media-state'> = (ctx, session, message, { participant }) => {
+  void ctx.rooms.publish(session, null, { type: 'media-state', from: participant.peerId, audio: message.audio, video: message.video });
+};
 
 export const startScreenshare: CallHandler<'screenshare-start'> = (ctx, session, message, { participant, settings }) => {
   if (!settings.screenshare) return fail(session, 'screenshare-disabled', 'Screen sharing is switched off for this room', message.requestId);
   session.sharing = message.streamId;
-  ctx.rooms.publish(session, null, { type: 'screenshare-started', from: participant.peerId, streamId: message.streamId });
+  void ctx.rooms.publish(session, null, { type: 'screenshare-started', from: participant.peerId, streamId: message.streamId });
   reply(session, { type: 'ack', requestId: message.requestId });
 };
 
@@ -26,5 +29,5 @@ export const stopScreenshare: CallHandler<'screenshare-stop'> = (ctx, session, _
 export function stopSharing(ctx: HubContext, session: Session, from: string): void {
   if (session.sharing === null) return;
   session.sharing = null;
-  ctx.rooms.publish(session, null, { type: 'screenshare-stopped', from });
+  void ctx.rooms.publish(session, null, { type: 'screenshare-stopped', from });
 }

@@ -1,0 +1,120 @@
+// The Redis buses when Redis goes away and comes back: a real redis-server,
+// stopped and started again on the same port (docs/deploy.md, "Failures").
+import { afterEach, describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM script without types
+import { startRedis } from '../../../scripts/redis.mjs';
+// @ts-expect-error plain ESM script without types
+import { freePort } from '../../../scripts/postgres.mjs';
+import { connectRedisBuses, redisAddress, type RedisBuses, type RedisConnectionChange } from './redis-buses.js';
+import type { SignalEnvelope } from './signal-bus.js';
+
+type RedisServer = { url: string; port: number; stop(): Promise<void> };
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function redisOn(port?: number): Promise<RedisServer> {
+  const server: RedisServer = await startRedis(port === undefined ? {} : { port });
+  cleanup.push(() => server.stop());
+  return server;
+}
+
+async function buses(url: string, counts = { publishFailed: 0, resubscribed: 0 }): Promise<RedisBuses> {
+  const node = await connectRedisBuses(url, { publishFailed: () => void counts.publishFailed++, resubscribed: (n) => void (counts.resubscribed += n) });
+  cleanup.push(() => node.close());
+  return node;
+}
+
+function changes(node: RedisBuses): RedisConnectionChange[] {
+  const seen: RedisConnectionChange[] = [];
+  node.onConnectionChange((change) => seen.push(change));
+  return seen;
+}
+
+async function until(condition: () => boolean, what: string, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const envelope = (text: string): SignalEnvelope => ({ fromSession: 's', to: null, message: { type: 'chat', from: 'p', name: 'Ann', text, sentAt: '2030-01-01T00:00:00.000Z' } });
+
+describe('Redis buses through an outage', () => {
+  it('subscribes again on recovery, also to a room first asked for while Redis was away, and reports the loss and the return once each', async () => {
+    const first = await redisOn();
+    const counts = { publishFailed: 0, resubscribed: 0 };
+    const nodeA = await buses(first.url, counts);
+    const nodeB = await buses(first.url);
+    const seen = changes(nodeA);
+    const before: string[] = [];
+    nodeA.signals.subscribe(1, (e) => before.push((e.message as { text: string }).text));
+
+    await first.stop();
+    await until(() => !nodeA.isUp(), 'node A notices the loss');
+    const during: string[] = [];
+    nodeA.signals.subscribe(2, (e) => during.push((e.message as { text: string }).text)); // asked for while Redis is away
+
+    await redisOn(first.port);
+    await until(() => nodeA.isUp() && nodeB.isUp(), 'both nodes reconnect');
+    await nodeB.signals.publish(1, envelope('to the old room'));
+    await nodeB.signals.publish(2, envelope('to the new room'));
+    await until(() => before.length === 1 && during.length === 1, 'both rooms receive after recovery');
+    expect(before).toEqual(['to the old room']);
+    expect(during).toEqual(['to the new room']);
+    expect(counts.resubscribed).toBe(2);
+    expect(seen.map((c) => c.up)).toEqual([false, true]);
+    const back = seen[1] as Extract<RedisConnectionChange, { up: true }>;
+    expect(back.resubscribed).toBe(2);
+    expect(back.downForMs).toBeGreaterThan(0);
+  });
+
+  it('refuses a publish at once while Redis is away, and never delivers it later', async () => {
+    const server = await redisOn();
+    const counts = { publishFailed: 0, resubscribed: 0 };
+    const sender = await buses(server.url, counts);
+    const receiver = await buses(server.url);
+    const received: string[] = [];
+    receiver.signals.subscribe(7, (e) => received.push((e.message as { text: string }).text));
+
+    await server.stop();
+    await until(() => !sender.isUp(), 'the sender notices the loss');
+    const started = Date.now();
+    await expect(sender.signals.publish(7, envelope('lost'))).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(counts.publishFailed).toBe(1);
+
+    await redisOn(server.port);
+    await until(() => sender.isUp() && receiver.isUp(), 'both reconnect');
+    await sender.signals.publish(7, envelope('after'));
+    await until(() => received.includes('after'), 'the message sent after recovery arrives');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(received).toEqual(['after']);
+  });
+
+  it('starts without Redis within a few seconds, and is up once Redis starts', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const node = await buses(`redis://127.0.0.1:${port}`);
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(node.isUp()).toBe(false);
+    await expect(node.ping()).rejects.toThrow();
+    const seen = changes(node);
+    const got: string[] = [];
+    node.signals.subscribe(3, (e) => got.push((e.message as { text: string }).text));
+    await redisOn(port);
+    await until(() => node.isUp(), 'the node connects once Redis is there');
+    await node.ping();
+    expect(seen.map((c) => c.up)).toEqual([true]);
+    await node.signals.publish(3, envelope('first'));
+    await until(() => got.length === 1, 'a room subscribed before Redis existed receives');
+  });
+
+  it('names Redis by host and port only, never with its credentials', () => {
+    expect(redisAddress('redis://:hunter2@cache.internal:6380/0')).toBe('cache.internal:6380');
+    expect(redisAddress('redis://user:pw@10.0.0.5')).toBe('10.0.0.5:6379');
+    expect(redisAddress('not a url')).not.toContain('not a url');
+  });
+});
