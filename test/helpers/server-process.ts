@@ -36,7 +36,7 @@ export interface StartOptions {
 
 /**
  * Starts the server and resolves once it listens and /readyz answers 200 (its
- * database, and Redis when it has one, are reachable), or rejects with its output.
+ * database answers; Redis may still be "degraded"), or rejects with its output.
  */
 export async function startServerProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const { port = 0, timeoutMs = 90_000 } = options;
