@@ -59,22 +59,10 @@ export function createMetrics() {
     registers: [registry],
   });
 
-  // Redis, where the node uses it (docs/deploy.md, "Failures").
-  const redisUp = new client.Gauge({
-    name: 'parley_redis_up',
-    help: '1 while this node is connected to Redis (set only with REDIS_URL)',
-    registers: [registry],
-  });
-  const redisResubscriptions = new client.Counter({
-    name: 'parley_redis_resubscriptions_total',
-    help: 'Room channels subscribed again after Redis came back',
-    registers: [registry],
-  });
-  const busPublishFailures = new client.Counter({
-    name: 'parley_bus_publish_failures_total',
-    help: 'Messages Redis did not take (the sender of a chat is told; signaling reaches this node only)',
-    registers: [registry],
-  });
+  // Redis, where the node uses it (docs/deploy.md, "What happens when…").
+  const redisUp = new client.Gauge({ name: 'parley_redis_up', help: '1 while this node is connected to Redis (only with REDIS_URL)', registers: [registry] });
+  const redisResubscriptions = new client.Counter({ name: 'parley_redis_resubscriptions_total', help: 'Room channels subscribed again after Redis came back', registers: [registry] });
+  const busPublishFailures = new client.Counter({ name: 'parley_bus_publish_failures_total', help: 'Messages Redis did not take (a chat sender is told; signaling reaches this node only)', registers: [registry] });
 
   return {
     registry,

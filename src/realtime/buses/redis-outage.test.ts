@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from '../../../scripts/redis.mjs';
 // @ts-expect-error plain ESM script without types
 import { freePort } from '../../../scripts/postgres.mjs';
+import { eventually } from '../../../test/helpers/wait.js';
 import { connectRedisBuses, redisAddress, type RedisBuses, type RedisConnectionChange } from './redis-buses.js';
 import type { SignalEnvelope } from './signal-bus.js';
 
@@ -32,13 +33,6 @@ function changes(node: RedisBuses): RedisConnectionChange[] {
   return seen;
 }
 
-async function until(condition: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const envelope = (text: string): SignalEnvelope => ({ fromSession: 's', to: null, message: { type: 'chat', from: 'p', name: 'Ann', text, sentAt: '2030-01-01T00:00:00.000Z' } });
 
@@ -53,15 +47,15 @@ describe('Redis buses through an outage', () => {
     nodeA.signals.subscribe(1, (e) => before.push((e.message as { text: string }).text));
 
     await first.stop();
-    await until(() => !nodeA.isUp(), 'node A notices the loss');
+    await eventually(() => !nodeA.isUp(), 10_000, 'node A notices the loss');
     const during: string[] = [];
     nodeA.signals.subscribe(2, (e) => during.push((e.message as { text: string }).text)); // asked for while Redis is away
 
     await redisOn(first.port);
-    await until(() => nodeA.isUp() && nodeB.isUp(), 'both nodes reconnect');
+    await eventually(() => nodeA.isUp() && nodeB.isUp(), 10_000, 'both nodes reconnect');
     await nodeB.signals.publish(1, envelope('to the old room'));
     await nodeB.signals.publish(2, envelope('to the new room'));
-    await until(() => before.length === 1 && during.length === 1, 'both rooms receive after recovery');
+    await eventually(() => before.length === 1 && during.length === 1, 10_000, 'both rooms receive after recovery');
     expect(before).toEqual(['to the old room']);
     expect(during).toEqual(['to the new room']);
     expect(counts.resubscribed).toBe(2);
@@ -80,16 +74,16 @@ describe('Redis buses through an outage', () => {
     receiver.signals.subscribe(7, (e) => received.push((e.message as { text: string }).text));
 
     await server.stop();
-    await until(() => !sender.isUp(), 'the sender notices the loss');
+    await eventually(() => !sender.isUp(), 10_000, 'the sender notices the loss');
     const started = Date.now();
     await expect(sender.signals.publish(7, envelope('lost'))).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2500);
     expect(counts.publishFailed).toBe(1);
 
     await redisOn(server.port);
-    await until(() => sender.isUp() && receiver.isUp(), 'both reconnect');
+    await eventually(() => sender.isUp() && receiver.isUp(), 10_000, 'both reconnect');
     await sender.signals.publish(7, envelope('after'));
-    await until(() => received.includes('after'), 'the message sent after recovery arrives');
+    await eventually(() => received.includes('after'), 10_000, 'the message sent after recovery arrives');
     await new Promise((r) => setTimeout(r, 200));
     expect(received).toEqual(['after']);
   });
@@ -105,11 +99,11 @@ describe('Redis buses through an outage', () => {
     const got: string[] = [];
     node.signals.subscribe(3, (e) => got.push((e.message as { text: string }).text));
     await redisOn(port);
-    await until(() => node.isUp(), 'the node connects once Redis is there');
+    await eventually(() => node.isUp(), 10_000, 'the node connects once Redis is there');
     await node.ping();
     expect(seen.map((c) => c.up)).toEqual([true]);
     await node.signals.publish(3, envelope('first'));
-    await until(() => got.length === 1, 'a room subscribed before Redis existed receives');
+    await eventually(() => got.length === 1, 10_000, 'a room subscribed before Redis existed receives');
   });
 
   it('names Redis by host and port only, never with its credentials', () => {

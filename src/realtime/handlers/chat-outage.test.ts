@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../../scripts/redis.mjs';
+import { eventually } from '../../../test/helpers/wait.js';
 import { connectRedisBuses, type RedisBuses } from '../buses/redis-buses.js';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture } from '../hub.test-support.js';
@@ -21,32 +22,25 @@ afterAll(async () => {
 });
 const hub = useHubFixture({ bus: () => buses.signals });
 
-async function until(condition: () => boolean, what: string, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('chat through a Redis outage', () => {
   it('is refused with a retryable error while Redis is away, never delivered later, and delivered once after', async () => {
     const { host, guest } = await hub().hostAndGuest();
-    await until(() => host.connection.all('peer-joined').length === 1, 'the host hears of the guest through Redis');
+    await eventually(() => host.connection.all('peer-joined').length === 1, 10_000, 'the host hears of the guest through Redis');
     const chats = () => guest.connection.all('chat').map((m) => m.text);
 
     await redis.stop();
-    await until(() => !buses.isUp(), 'the bus notices the loss');
+    await eventually(() => !buses.isUp(), 10_000, 'the bus notices the loss');
     await dispatch(hub().ctx, host.session, { type: 'chat', requestId: 'lost', text: 'during the outage' });
     expect(host.connection.sent.filter((m) => 'requestId' in m && m.requestId === 'lost')).toEqual([
       { type: 'error', requestId: 'lost', code: 'unavailable', message: 'Your message could not be sent. Try again.' },
     ]);
 
     redis = await startRedis({ port: redis.port });
-    await until(() => buses.isUp(), 'the bus reconnects');
+    await eventually(() => buses.isUp(), 10_000, 'the bus reconnects');
     await dispatch(hub().ctx, host.session, { type: 'chat', requestId: 'sent', text: 'after the outage' });
     expect(host.connection.sent.filter((m) => 'requestId' in m && m.requestId === 'sent')).toEqual([{ type: 'ack', requestId: 'sent' }]);
-    await until(() => chats().length > 0, 'the chat after the outage arrives');
+    await eventually(() => chats().length > 0, 10_000, 'the chat after the outage arrives');
     await new Promise((r) => setTimeout(r, 200));
     expect(chats()).toEqual(['after the outage']);
   });
