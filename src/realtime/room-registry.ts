@@ -67,7 +67,7 @@ export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyB
      * (null). Never back to the sending connection. Resolves to whether the
      * bus took it. When it did not (Redis away), the sessions on this node
      * still get it unless `localFallback` is false: a call whose participants
-     * are all on this node goes on (docs/deploy.md, "Failures").
+     * are all on this node goes on (docs/deploy.md, "What happens when…").
      */
     async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true } = {}): Promise<boolean> {
       if (!session.participant) return false;

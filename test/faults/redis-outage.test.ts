@@ -1,4 +1,4 @@
-// A node whose Redis is away (docs/deploy.md, "Failures"): it starts anyway,
+// A node whose Redis is away (docs/deploy.md, "What happens when…"): it starts anyway,
 // serves the API, stays in rotation (readiness 200, "degraded") with every
 // health answer within a second, says so once in its log (naming Redis by
 // host and port, never with the password in REDIS_URL), and becomes fully

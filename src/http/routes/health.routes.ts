@@ -4,7 +4,7 @@
 // for everything, so without it the node is not ready (503). Redis only
 // carries calls between nodes: when it is away every node loses it at once,
 // and taking every node out of rotation would stop the API too, so it is
-// reported as degraded with 200 (docs/deploy.md, "Failures"). Every check is
+// reported as degraded with 200 (docs/deploy.md, "What happens when…"). Every check is
 // bounded, so the answer comes within about a second whatever they do.
 import type { FastifyPluginAsync } from 'fastify';
 

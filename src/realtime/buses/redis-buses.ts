@@ -7,7 +7,7 @@
 // the publisher, receives each message from Redis: the hub already ignores a
 // connection's own messages, and one path keeps the order the same everywhere.
 //
-// Redis may be away (docs/deploy.md, "Failures"): the node starts and runs
+// Redis may be away (docs/deploy.md, "What happens when…"): the node starts and runs
 // without it, reconnects in the background, and heals by itself.
 // - A publish resolves once Redis accepted it and rejects at once (or after
 //   PUBLISH_TIMEOUT_MS) when it cannot: nothing is queued to surface later, so

@@ -1,5 +1,5 @@
 // The Redis buses when Redis goes away and comes back: a real redis-server,
-// stopped and started again on the same port (docs/deploy.md, "Failures").
+// stopped and started again on the same port (docs/deploy.md, "What happens when…").
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../../scripts/redis.mjs';

@@ -1,4 +1,4 @@
-// Chat while Redis is away (docs/deploy.md, "Failures"): the sender is told
+// Chat while Redis is away (docs/deploy.md, "What happens when…"): the sender is told
 // the message was not sent instead of an acknowledgement, nobody receives it
 // later, and once Redis is back a chat is delivered exactly once. A real
 // redis-server, stopped and started on the same port.
