@@ -48,6 +48,8 @@ export function createHubContext(options: HubOptions): HubContext {
   const { participation, clock, log } = options;
   const inFlight = createInFlight();
   const rooms = createRoomRegistry({ bus: options.bus, log });
+  // People who joined on other nodes while Redis was away have never heard of each other.
+  options.bus.onReconnected?.(() => rooms.announceAll());
   return {
     options,
     participation,

@@ -86,6 +86,12 @@ export type ServerMessage =
   | { type: 'left'; requestId: string }
   | { type: 'error'; code: ErrorCode; message: string; requestId?: string }
   | { type: 'peer-joined'; peer: PeerInfo }
+  /**
+   * Someone in the call, announced again after the path between nodes came
+   * back (Redis): a page that does not know this peer yet calls it; one that
+   * does ignores it.
+   */
+  | { type: 'peer-present'; peer: PeerInfo }
   | { type: 'peer-left'; peerId: string }
   | { type: 'signal'; from: string; data: SignalData }
   | { type: 'chat'; from: string; name: string; text: string; sentAt: string }

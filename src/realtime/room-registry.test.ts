@@ -116,6 +116,21 @@ describe('room registry', () => {
     expect(registry.get(1)?.settings.chat).toBe(false);
   });
 
+  it('announces everyone joined here to their own room again (peer-present), never to themselves or another room', async () => {
+    const { registry, member } = setup();
+    const a = member(1, 'a');
+    const b = member(1, 'b');
+    const c = member(2, 'c');
+    const joining = member(1, 'd');
+    joining.session.state = 'joining';
+    registry.announceAll();
+    await new Promise((resolve) => setImmediate(resolve));
+    const present = (id: string) => ({ type: 'peer-present', peer: { id, name: id, role: 'guest' } });
+    expect(a.connection.sent).toEqual([present('b')]);
+    expect(b.connection.sent).toEqual([present('a')]);
+    expect(c.connection.sent).toEqual([]);
+  });
+
   it('publishes nothing for a session without a participant', async () => {
     const { registry, member } = setup();
     const b = member(1, 'b');

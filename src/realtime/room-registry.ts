@@ -83,6 +83,21 @@ export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyB
       }
     },
 
+    /**
+     * After the path between nodes came back: everyone joined here announces
+     * themselves to their room again, so that people who joined on other
+     * nodes while it was down find each other (docs/deploy.md, "What happens when…").
+     */
+    announceAll(): void {
+      for (const room of rooms.values()) {
+        for (const session of room.sessions) {
+          const participant = session.participant;
+          if (session.state !== 'joined' || !participant) continue;
+          void registry.publish(session, null, { type: 'peer-present', peer: { id: participant.peerId, name: participant.name, role: participant.role } });
+        }
+      }
+    },
+
     /** Sessions in rooms on this node. */
     get sessionCount(): number {
       let n = 0;

@@ -126,6 +126,12 @@ export function startCall(options: CallOptions): void {
         // The newcomer missed the announcement of a share in progress.
         await screenShare.announceAgain();
         return;
+      case 'peer-present':
+        // Announced again after the server's nodes found each other again: call only someone new.
+        if (peers.has(message.peer.id)) return;
+        peers.add(message.peer);
+        mesh.add(message.peer.id, true);
+        return;
       case 'peer-left':
         peers.remove(message.peerId);
         return;

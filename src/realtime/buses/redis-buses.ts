@@ -169,6 +169,7 @@ export async function connectRedisBuses(url: string, counters: RedisBusCounters 
     signals: {
       publish: (roomId: number, envelope: SignalEnvelope) => publish(roomChannel(roomId), envelope),
       subscribe: (roomId: number, handler: (envelope: SignalEnvelope) => void) => subscribe<SignalEnvelope>(roomChannel(roomId), handler),
+      onReconnected: (listener: () => void) => changes.on('change', (change: RedisConnectionChange) => change.up && listener()),
     },
     events: {
       // Room events are best effort across nodes: the API's answer does not wait on Redis.

@@ -22,4 +22,6 @@ export interface SignalBus {
   publish(roomId: number, envelope: SignalEnvelope): void | Promise<void>;
   /** Returns the unsubscribe function. */
   subscribe(roomId: number, handler: (envelope: SignalEnvelope) => void): () => void;
+  /** Called each time a bus that crosses nodes is connected again after losing the other nodes. */
+  onReconnected?(listener: () => void): void;
 }

@@ -30,6 +30,7 @@ export interface RemotePeersOptions {
 
 export interface RemotePeers {
   add(info: PeerInfo): void;
+  has(peerId: string): boolean;
   remove(peerId: string): void;
   removeAll(): void;
   /** A track arrived from a peer, as part of the stream `from`. */
@@ -97,6 +98,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
 
   return {
     add: (info) => void add(info),
+    has: (peerId) => peers.has(peerId),
     remove,
     removeAll: () => {
       for (const id of [...peers.keys()]) remove(id);
