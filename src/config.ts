@@ -26,6 +26,12 @@ export interface Config {
   cleanupIntervalSeconds: number;
   /** A room with nobody in it becomes `ended` after this grace (reconnects within it keep it started). */
   roomEndGraceSeconds: number;
+  /**
+   * A participant whose connection dropped (not one who left) stays in the
+   * call this long while its browser reconnects: the others see it as
+   * reconnecting, not gone, and `current_participants` keeps it.
+   */
+  reconnectGraceSeconds: number;
   /** How often a node records that it is alive, and when its participants count as gone. */
   heartbeatIntervalSeconds: number;
   nodeDeadAfterSeconds: number;
@@ -149,6 +155,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     cleanupAfterSeconds: integer(env, 'CLEANUP_AFTER_DAYS', 30, 0, 36500) * 86400,
     cleanupIntervalSeconds: integer(env, 'CLEANUP_INTERVAL_SECONDS', 3600, 1, 86400 * 7),
     roomEndGraceSeconds: integer(env, 'ROOM_END_GRACE_SECONDS', 15, 0, 3600),
+    reconnectGraceSeconds: integer(env, 'RECONNECT_GRACE_SECONDS', 20, 0, 600),
     heartbeatIntervalSeconds: integer(env, 'HEARTBEAT_INTERVAL_SECONDS', 2, 1, 60),
     nodeDeadAfterSeconds: integer(env, 'NODE_DEAD_AFTER_SECONDS', 6, 2, 600),
     iceServers: configuredIce,

@@ -37,7 +37,7 @@ describe('departures', () => {
     const warn = vi.fn();
     const publish = vi.fn();
     const participation = { leave: () => Promise.reject(new Error('database down')) } as unknown as ParticipationService;
-    const departures = createDepartures({ participation, rooms: { publish }, inFlight: createInFlight(), log: { warn } as unknown as FastifyBaseLogger });
+    const departures = createDepartures({ participation, rooms: { publish }, inFlight: createInFlight(), log: { warn } as unknown as FastifyBaseLogger, reconnectGraceMs: 0 });
     const session = createSession(recordingConnection(), manualClock());
     const participant = { token: 't', peerId: 'p', roomId: 1, role: 'guest' as const, name: 'n' };
     await expect(departures.markLeft(participant, session)).resolves.toBeUndefined();

@@ -9,7 +9,7 @@ import { leaveCall } from './handlers/leave.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
 import type { HubContext } from './hub-context.js';
 import type { ClientMessage } from './protocol.js';
-import { fail, type Session } from './session.js';
+import { fail, reply, type Session } from './session.js';
 
 /**
  * One handler per message type of a joined session. The mapped type makes a
@@ -27,6 +27,8 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
 };
 
 export async function dispatch(ctx: HubContext, session: Session, message: ClientMessage): Promise<void> {
+  // Answered in any state: the page checks its connection before and after joining.
+  if (message.type === 'ping') return reply(session, { type: 'pong' });
   if (message.type === 'join') {
     if (session.state !== 'new') return fail(session, 'already-joined', 'This connection has joined already', message.requestId);
     return handleJoin(ctx, session, message);

@@ -27,6 +27,8 @@ export interface HubOptions {
   observe?: { message(type: string): void; connections(delta: 1 | -1): void };
   /** A connection that has not joined after this long is closed. */
   joinTimeoutMs?: number;
+  /** How long a dropped participant stays in the call while its browser reconnects (0: it leaves at once). */
+  reconnectGraceMs?: number;
 }
 
 export interface HubContext {
@@ -58,7 +60,7 @@ export function createHubContext(options: HubOptions): HubContext {
     open: new Set(),
     rooms,
     closedRooms: createClosedRooms(clock),
-    departures: createDepartures({ participation, rooms, inFlight, log }),
+    departures: createDepartures({ participation, rooms, inFlight, log, reconnectGraceMs: options.reconnectGraceMs ?? 0 }),
     inFlight,
     endSession: (session, code, reason) => endSession(session, code, reason, rooms),
   };

@@ -73,6 +73,8 @@ export function useHubFixture(options: HubFixtureOptions = {}): () => HubFixture
 export interface HubFixtureOptions {
   /** A SignalBus other than the in-process one (the Redis bus, for outages). */
   bus?: () => SignalBus;
+  /** How long a dropped participant is held (default 0: a drop is a leave at once). */
+  reconnectGraceMs?: number;
 }
 
 export async function createHubFixture(options: HubFixtureOptions = {}): Promise<HubFixture> {
@@ -88,6 +90,7 @@ export async function createHubFixture(options: HubFixtureOptions = {}): Promise
     publicUrl: 'http://parley.test',
     iceServersFor: () => [{ urls: 'stun:stun.test' }],
     iceTransportPolicy: 'all',
+    reconnectGraceMs: options.reconnectGraceMs ?? 0,
   });
   const fixture: HubFixture = {
     test,

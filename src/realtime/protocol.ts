@@ -47,7 +47,9 @@ export type ClientMessage =
   | { type: 'screenshare-start'; requestId: string; streamId: string }
   | { type: 'screenshare-stop' }
   | { type: 'invite-create'; requestId: string }
-  | { type: 'leave'; requestId: string };
+  | { type: 'leave'; requestId: string }
+  /** The browser's heartbeat: answered at once with `pong`, so the page notices a dead connection itself. */
+  | { type: 'ping' };
 
 // ---- server -> browser ----
 
@@ -92,6 +94,8 @@ export type ServerMessage =
    * does ignores it.
    */
   | { type: 'peer-present'; peer: PeerInfo }
+  /** The peer's connection dropped; it stays in the call for the reconnect grace and may come back (peer-joined). */
+  | { type: 'peer-reconnecting'; peerId: string }
   | { type: 'peer-left'; peerId: string }
   | { type: 'signal'; from: string; data: SignalData }
   | { type: 'chat'; from: string; name: string; text: string; sentAt: string }
@@ -99,6 +103,7 @@ export type ServerMessage =
   | { type: 'screenshare-started'; from: string; streamId: string }
   | { type: 'screenshare-stopped'; from: string }
   | { type: 'settings'; settings: RoomSettings }
+  | { type: 'pong' }
   /** The room was closed or deleted through the API: the socket closes right after. */
   | { type: 'room-closed'; reason: 'closed' | 'deleted' };
 
@@ -184,6 +189,8 @@ export function parseClientMessage(raw: string): ParseResult {
       return needsRequestId((id) => ({ type: 'invite-create', requestId: id }));
     case 'leave':
       return needsRequestId((id) => ({ type: 'leave', requestId: id }));
+    case 'ping':
+      return { ok: true, message: { type: 'ping' } };
     default:
       return {
         ok: false,

@@ -60,6 +60,6 @@ export function connectionClosed(ctx: HubContext, session: Session): void {
   session.ended = true;
   session.state = 'gone';
   ctx.rooms.leave(session);
-  // A drop (not a leave, not an ejection): the participant is gone until it resumes.
-  if (!wasEnded && session.participant) void ctx.departures.markLeft(session.participant, session);
+  // A drop (not a leave, not an ejection): the participant is held for the reconnect grace.
+  if (!wasEnded && session.participant) ctx.departures.markDropped(session.participant, session);
 }

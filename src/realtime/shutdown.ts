@@ -10,6 +10,9 @@ import type { HubContext } from './hub-context.js';
 export async function shutdownHub(ctx: HubContext): Promise<void> {
   const sessions = [...ctx.open];
   for (const session of sessions) ctx.endSession(session, CloseCode.goingAway, 'server restarting');
-  await Promise.all(sessions.map((s) => (s.participant ? ctx.departures.markLeft(s.participant, s) : undefined)));
+  await Promise.all([
+    ...sessions.map((s) => (s.participant ? ctx.departures.markLeft(s.participant, s) : undefined)),
+    ctx.departures.leaveAllHeld(),
+  ]);
   await ctx.inFlight.settled();
 }

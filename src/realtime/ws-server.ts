@@ -42,6 +42,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       publicUrl: config.publicUrl,
       iceServersFor: (peerId) => iceServersFor(config, peerId, services.clock.now()),
       iceTransportPolicy: config.iceTransportPolicy,
+      reconnectGraceMs: config.reconnectGraceSeconds * 1000,
       observe: {
         message: (type) => services.metrics.signalingMessages.inc({ type }),
         connections: (delta) => services.metrics.localConnections.inc(delta),

@@ -32,7 +32,8 @@ export async function startRealtimeServer(
   options: { logStream?: NodeJS.WritableStream } = {},
 ): Promise<RealtimeServer> {
   const database = await openTestDatabase();
-  const config = loadConfig({ PUBLIC_URL: ORIGIN, LOG_LEVEL: 'warn', HEARTBEAT_INTERVAL_SECONDS: '1', ...env });
+  // A drop is a leave at once unless a test sets the reconnect grace (test/realtime/presence.test.ts does).
+  const config = loadConfig({ PUBLIC_URL: ORIGIN, LOG_LEVEL: 'warn', HEARTBEAT_INTERVAL_SECONDS: '1', RECONNECT_GRACE_SECONDS: '0', ...env });
   const services = createServices({ database, config });
   const app = await buildApp({ services, logStream: options.logStream, plugins: [joinRoutes(services, build), realtimePlugin({ services })] });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,5 +1,5 @@
-// Presence and the room lifecycle that follows from it (docs/design.md#room-lifecycle), with a
-// one-second grace: abrupt disconnects, resuming, ending, restarting, dead nodes.
+// Presence and the room lifecycle that follows from it (docs/design.md#room-lifecycle), with
+// one-second graces: abrupt disconnects, resuming, ending, restarting, dead nodes.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
@@ -9,20 +9,22 @@ import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-se
 let server: RealtimeServer;
 
 beforeAll(async () => {
-  server = await startRealtimeServer({ ROOM_END_GRACE_SECONDS: '1', NODE_DEAD_AFTER_SECONDS: '2' });
+  server = await startRealtimeServer({ ROOM_END_GRACE_SECONDS: '1', RECONNECT_GRACE_SECONDS: '1', NODE_DEAD_AFTER_SECONDS: '2' });
 });
 afterAll(() => server.close());
 
 const participantsOf = async (roomToken: string): Promise<string[]> => (await server.getRoom(roomToken)).current_participants;
 
 describe('presence', () => {
-  it('drops a participant whose connection dies abruptly and tells the others', async () => {
+  it('holds a participant whose connection dies abruptly for the reconnect grace, then drops it and tells the others', async () => {
     const room = await server.createRoom();
     const host = await server.connect();
     const guest = await server.connect();
     const h = await host.join(room.access_token);
     const g = await guest.join(room.guest_token);
     guest.terminate();
+    expect(await host.next('peer-reconnecting')).toEqual({ type: 'peer-reconnecting', peerId: g.self.id });
+    expect(await participantsOf(room.token)).toEqual([h.participantToken, g.participantToken]);
     expect(await host.next('peer-left')).toEqual({ type: 'peer-left', peerId: g.self.id });
     expect(await participantsOf(room.token)).toEqual([h.participantToken]);
   });
@@ -34,7 +36,8 @@ describe('presence', () => {
     // Stop answering pings without closing: what a sleeping laptop looks like from the server.
     guest.socket.pong = () => {};
     (guest.socket as unknown as { _receiver: { removeAllListeners(e: string): void } })._receiver.removeAllListeners('ping');
-    await eventually(async () => (await participantsOf(room.token)).length === 0, 5000, 'dead connection dropped');
+    // Two missed pongs (1 s interval), then the one-second reconnect grace.
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 8000, 'dead connection dropped');
   });
 
   it('leaves on request: one reply, then the socket closes normally', async () => {
@@ -66,7 +69,7 @@ describe('resuming', () => {
     const first = await server.connect();
     const g = await first.join(room.guest_token, 'Guest');
     first.terminate();
-    await host.next('peer-left');
+    await host.next('peer-reconnecting');
     const again = await server.connect();
     const resumed = await again.join(room.guest_token, 'Guest', g.participantToken);
     expect(resumed.resumed).toBe(true);
@@ -74,6 +77,8 @@ describe('resuming', () => {
     expect(resumed.self.id).toBe(g.self.id);
     expect((await host.next('peer-joined')).peer.id).toBe(g.self.id);
     expect((await participantsOf(room.token)).sort()).toHaveLength(2);
+    await sleep(1200);
+    expect(host.all('peer-left')).toEqual([]);
 
     again.terminate();
     await host.next('peer-left');

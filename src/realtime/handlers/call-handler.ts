@@ -4,8 +4,8 @@ import type { HubContext } from '../hub-context.js';
 import type { ClientMessage, RoomSettings } from '../protocol.js';
 import type { Session } from '../session.js';
 
-/** Every message but `join`: only a joined session may send them. */
-export type CallMessage = Exclude<ClientMessage, { type: 'join' }>;
+/** Every message but `join` and `ping`: only a joined session may send them. */
+export type CallMessage = Exclude<ClientMessage, { type: 'join' | 'ping' }>;
 export type CallMessageType = CallMessage['type'];
 
 /** Who sent the message, and the settings of their room as this node last read them. */

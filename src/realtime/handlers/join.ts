@@ -14,12 +14,16 @@ export const MAX_FAILED_JOINS = 5;
 export async function handleJoin(ctx: HubContext, session: Session, message: Extract<ClientMessage, { type: 'join' }>): Promise<void> {
   const { participation, departures, log } = ctx;
   session.state = 'joining';
-  // A resume right after a drop: the drop's leave must land first, or it would undo the resume.
+  // Back within the reconnect grace: the drop's hold ends here; its leave is
+  // recorded after all if this join does not resume that participant.
+  const heldLeave = message.participantToken ? departures.takeHold(message.participantToken) : null;
+  // A resume right after a leave was recorded: that leave must land first, or it would undo the resume.
   if (message.participantToken) await departures.inFlightFor(message.participantToken);
   let joined;
   try {
     joined = await ctx.inFlight.track(participation.join(message));
   } catch (error) {
+    if (heldLeave) void heldLeave();
     if (!session.ended) session.state = 'new';
     if (error instanceof NotFoundError) {
       fail(session, 'not-found', 'This join link is not valid', message.requestId);
@@ -31,6 +35,7 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     throw error;
   }
   const { participant, room, resumed } = joined;
+  if (heldLeave && !resumed) void heldLeave();
   if (session.ended) {
     // The socket went away (or the server began to stop) while the database answered.
     await departures.markLeft(participant, session);
