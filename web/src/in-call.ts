@@ -8,6 +8,7 @@ import { createChat } from './in-call/chat.js';
 import { createControls } from './in-call/controls.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
 import { createLocalTile } from './in-call/local-tile.js';
+import { watchQuality } from './in-call/quality.js';
 import { connectCall, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
 import { createScreenShare } from './in-call/screen-share.js';
@@ -34,6 +35,9 @@ export function startCall(options: CallOptions): void {
   const { stream } = options;
   let settings: RoomSettings = { chat: false, screenshare: false, invites: false, audioIndicator: false };
   let ended = false;
+  /** Since the own connection dropped, until the call is back (rejoined, and media flowing again). */
+  let reconnecting = false;
+  let reconnectingTimer: ReturnType<typeof setTimeout> | null = null;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
 
@@ -57,7 +61,7 @@ export function startCall(options: CallOptions): void {
     joinToken: options.joinToken,
     displayName: options.name,
     socket: options.socket,
-    say: stage.say,
+    onDown: () => setReconnecting(true),
     onJoined,
     onMessage: (message) => void onMessage(message),
     onEnd: finish,
@@ -67,7 +71,17 @@ export function startCall(options: CallOptions): void {
   const mesh = new Mesh('', {}, {
     send: (to, data) => signaling.send({ type: 'signal', to, data }),
     onTrack: (peerId, track, from) => peers.track(peerId, track, from),
-    onState: () => {},
+    onState: (peerId, state) => {
+      if (state === 'connected') {
+        peers.connectionLost(peerId, false);
+        if (reconnecting && connection.joined()) setReconnecting(false);
+      }
+      if (state === 'disconnected' || state === 'failed') {
+        peers.connectionLost(peerId, true);
+        // Perhaps our own network changed: a socket that cannot answer now is replaced at once.
+        signaling.probe();
+      }
+    },
   });
   mesh.addTracks(stream);
 
@@ -76,6 +90,34 @@ export function startCall(options: CallOptions): void {
     showsMeters: () => settings.audioIndicator,
     onRemove: (peerId) => mesh.remove(peerId),
   });
+
+  const stopQuality = watchQuality(() => mesh.byPeer(), peers.quality);
+
+  // Where the browser tells of network changes, they are hints to check the connection now.
+  const onNetworkChange = () => signaling.probe();
+  const onOffline = () => setReconnecting(true);
+  const networkInfo = (navigator as Navigator & { connection?: EventTarget }).connection;
+  window.addEventListener('online', onNetworkChange);
+  window.addEventListener('offline', onOffline);
+  networkInfo?.addEventListener('change', onNetworkChange);
+
+  /**
+   * The banner goes when the call is back: rejoined, and a connection to a
+   * peer up again (or nobody to connect to). After 10 s back in the call the
+   * peers' tiles say what is still missing, and the banner goes anyway.
+   */
+  function setReconnecting(on: boolean) {
+    reconnecting = on;
+    stage.setReconnecting(on);
+    if (reconnectingTimer) clearTimeout(reconnectingTimer);
+    reconnectingTimer = null;
+  }
+
+  function callIsBack() {
+    const connections = mesh.byPeer();
+    if (connections.length === 0 || connections.some(([, pc]) => pc.connectionState === 'connected')) return setReconnecting(false);
+    if (!reconnectingTimer) reconnectingTimer = setTimeout(() => setReconnecting(false), 10_000);
+  }
 
   const screenShare = createScreenShare({
     request: (message) => signaling.request(message),
@@ -107,13 +149,25 @@ export function startCall(options: CallOptions): void {
     settings = joined.settings;
     stage.say(joined.resumed ? text.reconnected : '');
     self.setName(joined.self.name);
-    peers.removeAll();
-    mesh.reset(joined.self.id, { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy });
-    // The newcomer calls everyone already there; they answer.
-    for (const info of joined.peers) {
-      peers.add(info);
-      mesh.add(info.id, true);
+    const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
+    if (joined.resumed && mesh.selfId === joined.self.id) {
+      // Back after a drop, as the same participant: keep the tiles and connections of those still here.
+      peers.keepOnly(joined.peers.map((p) => p.id));
+      for (const info of joined.peers) if (!peers.has(info.id)) peers.add(info);
+      mesh.resume(
+        joined.peers.map((p) => p.id),
+        rtcConfig,
+      );
+    } else {
+      peers.removeAll();
+      mesh.reset(joined.self.id, rtcConfig);
+      // The newcomer calls everyone already there; they answer.
+      for (const info of joined.peers) {
+        peers.add(info);
+        mesh.add(info.id, true);
+      }
     }
+    if (reconnecting) callIsBack();
     signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
     await screenShare.announceAgain();
     render();
@@ -122,9 +176,18 @@ export function startCall(options: CallOptions): void {
   async function onMessage(message: ServerMessage) {
     switch (message.type) {
       case 'peer-joined':
-        peers.add(message.peer);
+        if (peers.has(message.peer.id)) {
+          // Back after its own drop: it restarts the connection; what it missed is sent again.
+          mesh.peerBack(message.peer.id);
+          if (mesh.byPeer().some(([id, pc]) => id === message.peer.id && pc.connectionState === 'connected')) peers.connectionLost(message.peer.id, false);
+        } else {
+          peers.add(message.peer);
+        }
         // The newcomer missed the announcement of a share in progress.
         await screenShare.announceAgain();
+        return;
+      case 'peer-reconnecting':
+        peers.connectionLost(message.peerId, true);
         return;
       case 'peer-present':
         // Announced again after the server's nodes found each other again: call only someone new.
@@ -194,6 +257,11 @@ export function startCall(options: CallOptions): void {
     ended = true;
     signaling.close();
     mesh.close();
+    stopQuality();
+    setReconnecting(false);
+    window.removeEventListener('online', onNetworkChange);
+    window.removeEventListener('offline', onOffline);
+    networkInfo?.removeEventListener('change', onNetworkChange);
     screenShare.stop(false);
     stopStream(stream);
     self.stop();

@@ -2,7 +2,22 @@
 // "perfect negotiation" pattern (W3C WebRTC 1.0, §10.7 example): both sides
 // may offer at any time; on a collision the polite side yields. Politeness is
 // decided by comparing the two public peer ids, so both sides agree.
+//
+// Recovering (docs/call.md, "Recovering"): a connection that fails restarts
+// ICE, again every few seconds while it stays failed; after a participant
+// resumes, it restarts ICE on every connection it kept. A description whose
+// DTLS fingerprint differs from the one a connection knows comes from a new
+// connection on the other side (the page was reloaded, or it gave its old one
+// up): ours is replaced by a fresh one, so both sides start over together.
 import type { SignalData } from '../../src/realtime/protocol.js';
+
+/** While a connection stays failed, ICE is restarted this often (the first time at once). */
+const RESTART_FAILED_EVERY_MS = 4000;
+
+/** The DTLS certificate fingerprint of an SDP: it identifies the RTCPeerConnection that made it. */
+export function fingerprintOf(sdp: string | undefined): string | null {
+  return /^a=fingerprint:(.+)$/m.exec(sdp ?? '')?.[1]?.trim() ?? null;
+}
 
 export interface PeerEvents {
   send(to: string, data: SignalData): void;
@@ -15,6 +30,7 @@ class Peer {
   private makingOffer = false;
   private ignoreOffer = false;
   private readonly polite: boolean;
+  private restartTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     readonly id: string,
@@ -28,9 +44,34 @@ class Peer {
     this.pc.onicecandidate = ({ candidate }) => this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
     this.pc.onconnectionstatechange = () => {
-      if (this.pc.connectionState === 'failed') this.pc.restartIce();
-      this.events.onState(this.id, this.pc.connectionState);
+      const state = this.pc.connectionState;
+      if (state === 'failed' && !this.restartTimer) {
+        this.pc.restartIce();
+        this.restartTimer = setInterval(() => this.pc.restartIce(), RESTART_FAILED_EVERY_MS);
+      }
+      if (state !== 'failed' && this.restartTimer) {
+        clearInterval(this.restartTimer);
+        this.restartTimer = null;
+      }
+      this.events.onState(this.id, state);
     };
+  }
+
+  /** The other side can hear us again: an offer it may have missed meanwhile is sent again. */
+  resendPendingOffer(): void {
+    const d = this.pc.localDescription;
+    if (this.pc.signalingState === 'have-local-offer' && d) this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
+  }
+
+  /** Whether `sdp` comes from another connection than the one this one has been talking to. */
+  isFromNewConnection(sdp: string | undefined): boolean {
+    const known = fingerprintOf(this.pc.remoteDescription?.sdp);
+    return known !== null && fingerprintOf(sdp) !== known;
+  }
+
+  close(): void {
+    if (this.restartTimer) clearInterval(this.restartTimer);
+    this.pc.close();
   }
 
   async offer(): Promise<void> {
@@ -74,7 +115,8 @@ export class Mesh {
   private outgoing: { track: MediaStreamTrack; stream: MediaStream }[] = [];
 
   constructor(
-    private selfId: string,
+    /** Whose connections these are: a resume as someone else starts over. */
+    public selfId: string,
     /** ICE servers (with short-lived TURN credentials) and transport policy, from the server's join reply. */
     private rtcConfig: RTCConfiguration,
     private readonly events: PeerEvents,
@@ -84,6 +126,35 @@ export class Mesh {
     for (const id of [...this.peers.keys()]) this.remove(id);
     this.selfId = selfId;
     this.rtcConfig = rtcConfig;
+  }
+
+  /**
+   * Back in the call after a dropped connection, as the same participant:
+   * connections to peers still there restart ICE (the network may have
+   * changed under them), new peers are called, peers gone are dropped.
+   * `rtcConfig` carries fresh TURN credentials for the restarts.
+   */
+  resume(peerIds: string[], rtcConfig: RTCConfiguration): void {
+    this.rtcConfig = rtcConfig;
+    for (const id of [...this.peers.keys()]) if (!peerIds.includes(id)) this.remove(id);
+    for (const id of peerIds) {
+      const peer = this.peers.get(id);
+      if (!peer || peer.pc.connectionState === 'closed') {
+        this.add(id, true);
+        continue;
+      }
+      try {
+        peer.pc.setConfiguration({ ...peer.pc.getConfiguration(), iceServers: rtcConfig.iceServers ?? [] });
+      } catch {
+        // A browser that refuses to change the configuration restarts with the credentials it has.
+      }
+      peer.pc.restartIce();
+    }
+  }
+
+  /** The peer came back after its own dropped connection: what it may have missed is sent again. */
+  peerBack(id: string): void {
+    this.peers.get(id)?.resendPendingOffer();
   }
 
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
@@ -105,13 +176,21 @@ export class Mesh {
   }
 
   remove(id: string): void {
-    this.peers.get(id)?.pc.close();
+    this.peers.get(id)?.close();
     this.peers.delete(id);
   }
 
   async signal(from: string, data: SignalData): Promise<void> {
     // An offer can arrive before the news that its sender joined.
-    const peer = this.peers.get(from) ?? this.add(from);
+    let peer = this.peers.get(from) ?? this.add(from);
+    if ('description' in data && peer.isFromNewConnection(data.description.sdp)) {
+      if (data.description.type === 'answer') {
+        // Our offer reached a connection made after it: start over with one of our own.
+        this.add(from, true);
+        return;
+      }
+      peer = this.add(from);
+    }
     await peer.handle(data).catch(() => {});
   }
 
@@ -130,8 +209,9 @@ export class Mesh {
     }
   }
 
-  connections(): RTCPeerConnection[] {
-    return [...this.peers.values()].map((p) => p.pc);
+  /** The connection to each peer, by peer id. */
+  byPeer(): [string, RTCPeerConnection][] {
+    return [...this.peers.entries()].map(([id, p]) => [id, p.pc]);
   }
 
   close(): void {

@@ -1,13 +1,27 @@
 // The WebSocket to the server: requests with one reply each, notifications,
 // and reconnecting by itself after a drop (resuming the same participant).
+//
+// A phone that changes networks (Wi-Fi to cellular) keeps a socket whose
+// address is gone: no close, no error, for minutes, until TCP gives up. So
+// the page does not wait for the socket to fail: it pings every second and a
+// connection silent for DEAD_AFTER_MS is dropped and replaced; a hint that
+// the network changed (a peer connection's ICE going `disconnected`, the
+// browser's online and network-change events) probes at once and replaces a
+// connection that stays silent for PROBE_MS (docs/call.md, "Recovering").
 import type { ClientMessage, ServerMessage } from '../../src/realtime/protocol.js';
 
 type Reply = Extract<ServerMessage, { requestId: string }> | Extract<ServerMessage, { type: 'error' }>;
-type Notification = Exclude<ServerMessage, { type: 'joined' | 'ack' | 'invite-created' | 'left' }>;
+type Notification = Exclude<ServerMessage, { type: 'joined' | 'ack' | 'invite-created' | 'left' | 'pong' }>;
 
 /** Close codes after which reconnecting makes no sense (see src/realtime/close-codes.ts). */
 const FINAL_CODES = new Set([1000, 4001, 4002, 4004]);
 type Body<T> = T extends unknown ? Omit<T, 'requestId'> : never;
+
+export const PING_EVERY_MS = 1000;
+/** No frame for this long (two missed pongs and some): the connection is dead. Generous for a thin, queued link. */
+export const DEAD_AFTER_MS = 3500;
+/** After a hint that the network changed, an answer must come this fast. */
+export const PROBE_MS = 1000;
 
 export interface SignalingEvents {
   onMessage(message: Notification): void;
@@ -24,6 +38,10 @@ export class Signaling {
   private attempts = 0;
   private stopped = false;
   private opened = false;
+  private lastHeard = 0;
+  private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private probeTimer: ReturnType<typeof setTimeout> | null = null;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly url: string,
@@ -32,17 +50,22 @@ export class Signaling {
 
   /** Connects, or takes over `socket` (opened ahead by warmSocket) while it is still usable. */
   connect(socket: WebSocket | null = null): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     if (!socket || socket.readyState > WebSocket.OPEN) socket = new WebSocket(this.url);
     this.socket = socket;
     const opened = () => {
       this.attempts = 0;
       const reconnect = this.opened;
       this.opened = true;
+      this.startHeartbeat();
       this.events.onOpen(reconnect);
     };
     socket.onopen = opened;
     socket.onmessage = (event) => {
+      this.heard();
       const message = JSON.parse(String(event.data)) as ServerMessage;
+      if (message.type === 'pong') return;
       if ('requestId' in message && message.requestId && this.pending.has(message.requestId)) {
         const resolve = this.pending.get(message.requestId)!;
         this.pending.delete(message.requestId);
@@ -53,21 +76,79 @@ export class Signaling {
     };
     socket.onclose = (event) => {
       if (this.socket !== socket) return;
-      this.socket = null;
-      for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'Connection lost', requestId: '' });
-      this.pending.clear();
-      if (this.stopped) return;
-      if (FINAL_CODES.has(event.code)) {
+      if (FINAL_CODES.has(event.code) && !this.stopped) {
+        this.detach();
         this.stopped = true;
         this.events.onFinalClose(event.code);
         return;
       }
-      this.events.onDown();
-      // 0.25 s, 0.5 s, 1 s, 2 s, then every 3 s: quick for a blip, gentle for an outage.
-      const delay = Math.min(3000, 250 * 2 ** this.attempts++);
-      setTimeout(() => this.connect(), delay);
+      this.lost();
     };
     if (socket.readyState === WebSocket.OPEN) opened();
+  }
+
+  /**
+   * A hint that the network changed: a connection that does not answer
+   * within PROBE_MS is replaced; while none is open, the next attempt starts now.
+   */
+  probe(): void {
+    if (this.stopped) return;
+    if (!this.socket) {
+      if (this.retryTimer) this.connect();
+      return;
+    }
+    if (this.probeTimer || this.socket.readyState !== WebSocket.OPEN) return;
+    const asked = Date.now();
+    this.send({ type: 'ping' });
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      if (this.lastHeard < asked) this.lost();
+    }, PROBE_MS);
+  }
+
+  /** Whether a connection is open and was heard from lately. */
+  get healthy(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN && Date.now() - this.lastHeard < DEAD_AFTER_MS;
+  }
+
+  private heard(): void {
+    this.lastHeard = Date.now();
+  }
+
+  private startHeartbeat(): void {
+    this.heard();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastHeard > DEAD_AFTER_MS) return this.lost();
+      this.send({ type: 'ping' });
+    }, PING_EVERY_MS);
+  }
+
+  /** Forgets the current socket without waiting for it to close (a dead one may take minutes) and fails its requests. */
+  private detach(code = 4000): void {
+    const socket = this.socket;
+    this.socket = null;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.heartbeat = null;
+    this.probeTimer = null;
+    if (socket) {
+      socket.onopen = socket.onmessage = socket.onclose = null;
+      if (socket.readyState <= WebSocket.OPEN) socket.close(code);
+    }
+    for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'Connection lost', requestId: '' });
+    this.pending.clear();
+  }
+
+  /** The connection is gone (closed, or silent): tell the page, and connect again after a short wait. */
+  private lost(): void {
+    this.detach();
+    if (this.stopped) return;
+    this.events.onDown();
+    // At once, then 0.25 s, 0.5 s, 1 s, 2 s, then every 3 s: quick for a blip, gentle for an outage.
+    const delay = this.attempts === 0 ? 0 : Math.min(3000, 125 * 2 ** this.attempts);
+    this.attempts++;
+    this.retryTimer = setTimeout(() => this.connect(), delay);
   }
 
   request(message: Body<Extract<ClientMessage, { requestId: string }>>, timeoutMs = 10_000): Promise<Reply> {
@@ -91,7 +172,8 @@ export class Signaling {
 
   close(): void {
     this.stopped = true;
-    this.socket?.close(1000);
+    this.detach(1000);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 }
 

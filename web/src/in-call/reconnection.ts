@@ -15,7 +15,8 @@ export interface CallConnectionOptions {
   displayName: string;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
-  say(message: string): void;
+  /** The signaling connection was lost; a new one is on its way. */
+  onDown(): void;
   /** Joined, for the first time or again after a drop (`joined.resumed`). */
   onJoined(joined: Joined): Promise<void>;
   onMessage(message: ServerMessage): void;
@@ -37,7 +38,7 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
 
   const signaling = new Signaling(signalingUrl(), {
     onOpen: () => void join(),
-    onDown: () => options.say(text.reconnecting),
+    onDown: () => options.onDown(),
     onFinalClose: (code) => {
       if (code === 4001) return options.onEnd(closedReason === 'deleted' ? 'deleted' : 'closed');
       if (code === 4002) return options.onEnd('replaced');

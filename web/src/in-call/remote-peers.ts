@@ -5,6 +5,7 @@
 import type { PeerInfo } from '../../../src/realtime/protocol.js';
 import { h } from '../dom.js';
 import { bindMeter } from '../meter.js';
+import type { Quality } from './quality.js';
 import { text } from './strings.js';
 
 interface RemotePeer {
@@ -13,6 +14,11 @@ interface RemotePeer {
   video: HTMLVideoElement;
   caption: HTMLElement;
   meter: HTMLMeterElement;
+  /** Three bars and an accessible name: how good the connection to this peer is. */
+  quality: HTMLElement;
+  /** Said on the tile while this peer's connection is lost or poor. */
+  notice: HTMLElement;
+  lost: boolean;
   unbindMeter: () => void;
   screenId: string | null;
   screens: Map<string, HTMLElement>;
@@ -33,9 +39,14 @@ export interface RemotePeers {
   has(peerId: string): boolean;
   remove(peerId: string): void;
   removeAll(): void;
+  /** Removes every peer not listed. */
+  keepOnly(peerIds: string[]): void;
   /** A track arrived from a peer, as part of the stream `from`. */
   track(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
   mediaState(peerId: string, audio: boolean, video: boolean): void;
+  /** The connection to this peer was lost (its own drop, or ours to it), or is back. */
+  connectionLost(peerId: string, lost: boolean): void;
+  quality(peerId: string, quality: Quality): void;
   /** The peer started sharing the stream `streamId` as a screen, or stopped (null). */
   screen(peerId: string, streamId: string | null): void;
   showMeters(on: boolean): void;
@@ -50,10 +61,31 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': text.videoOf(info.name) });
     const caption = h('figcaption', {}, info.name);
     const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.microphoneLevelOf(info.name) });
-    const tile = h('figure', { class: 'tile' }, video, caption);
+    const quality = h(
+      'span',
+      { class: 'quality', 'data-testid': 'connection-quality', 'data-level': 'unknown', role: 'img', 'aria-label': text.qualityUnknown(info.name) },
+      h('span'),
+      h('span'),
+      h('span'),
+    );
+    const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
+    const tile = h('figure', { class: 'tile' }, video, notice, quality, caption);
     if (options.showsMeters()) tile.append(meter);
     options.addTile(tile);
-    const peer: RemotePeer = { info, tile, video, caption, meter, unbindMeter: () => {}, screenId: null, screens: new Map(), streams: new Map() };
+    const peer: RemotePeer = {
+      info,
+      tile,
+      video,
+      caption,
+      meter,
+      quality,
+      notice,
+      lost: false,
+      unbindMeter: () => {},
+      screenId: null,
+      screens: new Map(),
+      streams: new Map(),
+    };
     peers.set(info.id, peer);
     return peer;
   }
@@ -103,6 +135,9 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     removeAll: () => {
       for (const id of [...peers.keys()]) remove(id);
     },
+    keepOnly: (peerIds) => {
+      for (const id of [...peers.keys()]) if (!peerIds.includes(id)) remove(id);
+    },
     track: (peerId, track, from) => {
       const peer = peers.get(peerId) ?? add({ id: peerId, name: text.unknownParticipant, role: 'guest' });
       peer.streams.set(from.id, from);
@@ -117,6 +152,27 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       if (!peer) return;
       peer.tile.classList.toggle('camera-off', !video);
       peer.caption.textContent = audio ? peer.info.name : text.mutedName(peer.info.name);
+    },
+    connectionLost: (peerId, lost) => {
+      const peer = peers.get(peerId);
+      if (!peer || peer.lost === lost) return;
+      peer.lost = lost;
+      peer.tile.classList.toggle('lost', lost);
+      peer.notice.hidden = !lost;
+      peer.notice.textContent = lost ? text.peerReconnecting(peer.info.name) : '';
+      if (lost) {
+        peer.quality.dataset.level = 'lost';
+        peer.quality.setAttribute('aria-label', text.qualityLost(peer.info.name));
+      }
+    },
+    quality: (peerId, quality) => {
+      const peer = peers.get(peerId);
+      if (!peer || peer.lost) return;
+      peer.quality.dataset.level = quality.level;
+      peer.quality.setAttribute('aria-label', text.quality(peer.info.name, quality));
+      peer.quality.title = text.quality(peer.info.name, quality);
+      peer.notice.hidden = quality.level !== 'poor';
+      peer.notice.textContent = quality.level === 'poor' ? text.peerPoor(peer.info.name) : '';
     },
     screen: (peerId, streamId) => {
       const peer = peers.get(peerId);

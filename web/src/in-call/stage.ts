@@ -5,8 +5,10 @@ import { h, show } from '../dom.js';
 import { text } from './strings.js';
 
 export interface Stage {
-  /** The status line, read out by screen readers (reconnecting, refusals). */
+  /** The status line, read out by screen readers (reconnected, refusals). */
   say(message: string): void;
+  /** The banner shown while this page's own connection to the call is being re-established. */
+  setReconnecting(on: boolean): void;
   addTile(tile: HTMLElement): void;
   showSide(...panels: HTMLElement[]): void;
   showControls(...buttons: HTMLElement[]): void;
@@ -14,6 +16,7 @@ export interface Stage {
 
 export function createStage(root: Element, roomName: string): Stage {
   const status = h('p', { class: 'notice', role: 'status', 'aria-live': 'polite' });
+  const reconnecting = h('p', { class: 'reconnecting', 'data-testid': 'reconnecting', role: 'alert', hidden: true }, text.reconnecting);
   const tiles = h('div', { class: 'tiles' });
   const side = h('div', { class: 'side' });
   const controls = h('div', { class: 'controls', role: 'toolbar', 'aria-label': text.callControls });
@@ -23,6 +26,7 @@ export function createStage(root: Element, roomName: string): Stage {
       'div',
       { class: 'call' },
       h('header', { class: 'call-header' }, h('h1', { class: 'room-name' }, roomName), status),
+      reconnecting,
       h('div', { class: 'stage' }, tiles, side),
       controls,
     ),
@@ -30,6 +34,9 @@ export function createStage(root: Element, roomName: string): Stage {
   return {
     say: (message) => {
       status.textContent = message;
+    },
+    setReconnecting: (on) => {
+      reconnecting.hidden = !on;
     },
     addTile: (tile) => tiles.append(tile),
     showSide: (...panels) => side.replaceChildren(...panels),

@@ -33,6 +33,14 @@ export const text = {
   inviteFailed: 'Could not create an invite',
 
   reconnecting: 'Connection lost. Reconnecting\u2026',
+  peerReconnecting: (name: string) => `${name}\u2019s connection was lost. Waiting for them to reconnect\u2026`,
+  peerPoor: (name: string) => `${name}\u2019s connection is poor`,
+  qualityUnknown: (name: string) => `Connection to ${name}: measuring`,
+  qualityLost: (name: string) => `Connection to ${name}: lost`,
+  quality: (name: string, q: { level: 'good' | 'fair' | 'poor'; rttMs: number | null; loss: number | null }) =>
+    `Connection to ${name}: ${q.level}` +
+    (q.rttMs !== null ? `, round trip ${q.rttMs} ms` : '') +
+    (q.loss !== null ? `, ${Math.round(q.loss * 100)}% loss` : ''),
   reconnected: 'Reconnected.',
   joinFailed: 'Could not join',
   screenNotPossible: 'Screen sharing is not possible now',

@@ -1,0 +1,80 @@
+// How good each peer connection is, from what the browser measures
+// (RTCPeerConnection.getStats(): round-trip time, packet loss, the bitrate
+// the congestion controller allows), sampled every QUALITY_EVERY_MS. The
+// thresholds follow what people hear and see: past ~300 ms of round trip a
+// conversation starts to stumble, past ~5% loss speech breaks up, and under
+// ~150 kbit/s there is room for the voice but hardly for video.
+
+export type QualityLevel = 'good' | 'fair' | 'poor';
+
+export interface Quality {
+  level: QualityLevel;
+  /** Round-trip time in milliseconds, when the browser reports one. */
+  rttMs: number | null;
+  /** Share of incoming packets lost since the last sample, 0..1. */
+  loss: number | null;
+  /** What the browser estimates it may send, in kbit/s (Chromium reports it; Firefox does not). */
+  sendKbps: number | null;
+}
+
+export const QUALITY_EVERY_MS = 2000;
+
+interface Totals {
+  received: number;
+  lost: number;
+}
+
+/** Classifies one sample. Unknown figures count as fine: a browser that reports less is not punished. */
+export function classify(rttMs: number | null, loss: number | null, sendKbps: number | null): QualityLevel {
+  if ((rttMs !== null && rttMs > 600) || (loss !== null && loss > 0.1) || (sendKbps !== null && sendKbps < 150)) return 'poor';
+  if ((rttMs !== null && rttMs > 300) || (loss !== null && loss > 0.03) || (sendKbps !== null && sendKbps < 400)) return 'fair';
+  return 'good';
+}
+
+/** Reads one sample from a report; `previous` holds the packet totals of the last one (updated in place). */
+export function sample(report: RTCStatsReport, previous: Totals): Quality {
+  let pair: Record<string, any> | undefined;
+  let received = 0;
+  let lost = 0;
+  let remoteRtt: number | null = null;
+  const all = new Map<string, Record<string, any>>();
+  report.forEach((s: Record<string, any>) => all.set(s.id, s));
+  for (const s of all.values()) {
+    if (s.type === 'transport' && s.selectedCandidatePairId) pair = all.get(s.selectedCandidatePairId);
+    if (s.type === 'inbound-rtp') {
+      received += s.packetsReceived ?? 0;
+      lost += Math.max(0, s.packetsLost ?? 0);
+    }
+    if (s.type === 'remote-inbound-rtp' && typeof s.roundTripTime === 'number') remoteRtt = s.roundTripTime;
+  }
+  // Firefox has no transport stats: its selected pair says so itself.
+  pair ??= [...all.values()].find((s) => s.type === 'candidate-pair' && (s.selected || (s.nominated && s.state === 'succeeded')));
+  const rtt = typeof pair?.currentRoundTripTime === 'number' ? pair.currentRoundTripTime : remoteRtt;
+  const rttMs = rtt === null ? null : Math.round(rtt * 1000);
+  const newPackets = received - previous.received + (lost - previous.lost);
+  const loss = newPackets > 0 ? Math.max(0, lost - previous.lost) / newPackets : null;
+  previous.received = received;
+  previous.lost = lost;
+  const sendKbps = typeof pair?.availableOutgoingBitrate === 'number' ? Math.round(pair.availableOutgoingBitrate / 1000) : null;
+  return { level: classify(rttMs, loss, sendKbps), rttMs, loss, sendKbps };
+}
+
+/**
+ * Samples every connection `connections()` lists, every QUALITY_EVERY_MS,
+ * and reports each peer's quality. Returns a stop function.
+ */
+export function watchQuality(connections: () => [string, RTCPeerConnection][], report: (peerId: string, quality: Quality) => void): () => void {
+  const totals = new WeakMap<RTCPeerConnection, Totals>();
+  const timer = setInterval(() => {
+    for (const [peerId, pc] of connections()) {
+      if (pc.connectionState !== 'connected') continue;
+      let previous = totals.get(pc);
+      if (!previous) totals.set(pc, (previous = { received: 0, lost: 0 }));
+      const totalsOfPc = previous;
+      pc.getStats()
+        .then((stats) => report(peerId, sample(stats, totalsOfPc)))
+        .catch(() => {});
+    }
+  }, QUALITY_EVERY_MS);
+  return () => clearInterval(timer);
+}
