@@ -14,6 +14,26 @@ import type { SignalData } from '../../src/realtime/protocol.js';
 /** While a connection stays failed, ICE is restarted this often (the first time at once). */
 const RESTART_FAILED_EVERY_MS = 4000;
 
+/**
+ * On a thin link the voice matters more than the picture: audio senders get
+ * the high priority of RTCRtpEncodingParameters (bitrate share and DSCP
+ * marking), video the low one, which lets the congestion controller take
+ * bitrate from the video first. Once connected, when the encodings exist.
+ */
+async function preferAudio(pc: RTCPeerConnection): Promise<void> {
+  for (const sender of pc.getSenders()) {
+    if (!sender.track) continue;
+    const priority: RTCPriorityType = sender.track.kind === 'audio' ? 'high' : 'low';
+    const parameters = sender.getParameters();
+    if (!parameters.encodings?.length || parameters.encodings.every((e) => e.priority === priority)) continue;
+    for (const encoding of parameters.encodings) {
+      encoding.priority = priority;
+      encoding.networkPriority = priority;
+    }
+    await sender.setParameters(parameters).catch(() => {});
+  }
+}
+
 /** The DTLS certificate fingerprint of an SDP: it identifies the RTCPeerConnection that made it. */
 export function fingerprintOf(sdp: string | undefined): string | null {
   return /^a=fingerprint:(.+)$/m.exec(sdp ?? '')?.[1]?.trim() ?? null;
@@ -45,6 +65,7 @@ class Peer {
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
     this.pc.onconnectionstatechange = () => {
       const state = this.pc.connectionState;
+      if (state === 'connected') void preferAudio(this.pc);
       if (state === 'failed' && !this.restartTimer) {
         this.pc.restartIce();
         this.restartTimer = setInterval(() => this.pc.restartIce(), RESTART_FAILED_EVERY_MS);
