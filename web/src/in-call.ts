@@ -8,6 +8,7 @@ import { createChat } from './in-call/chat.js';
 import { createControls } from './in-call/controls.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
 import { createLocalTile } from './in-call/local-tile.js';
+import { watchMediaFlow } from './in-call/media-watch.js';
 import { watchQuality } from './in-call/quality.js';
 import { connectCall, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
@@ -37,6 +38,8 @@ export function startCall(options: CallOptions): void {
   let ended = false;
   /** Since the own connection dropped, until the call is back (rejoined, and media flowing again). */
   let reconnecting = false;
+  /** Our media stalled and the server has not answered a probe yet. */
+  let inDoubt = false;
   let reconnectingTimer: ReturnType<typeof setTimeout> | null = null;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
@@ -62,6 +65,11 @@ export function startCall(options: CallOptions): void {
     displayName: options.name,
     socket: options.socket,
     onDown: () => setReconnecting(true),
+    // Our media stalled and the server does not answer either: it is our connection.
+    onDoubt: (doubt) => {
+      inDoubt = doubt;
+      stage.setReconnecting(reconnecting || inDoubt);
+    },
     onJoined,
     onMessage: (message) => void onMessage(message),
     onEnd: finish,
@@ -92,13 +100,21 @@ export function startCall(options: CallOptions): void {
   });
 
   const stopQuality = watchQuality(() => mesh.byPeer(), peers.quality);
+  const stopMediaWatch = watchMediaFlow(() => mesh.byPeer(), {
+    // Is it us? The server answers at once if our own connection is fine.
+    onStall: () => signaling.probe(),
+    onLost: (peerId) => peers.connectionLost(peerId, true),
+    onFlow: (peerId) => {
+      peers.connectionLost(peerId, false);
+      if (reconnecting && connection.joined() && signaling.healthy) setReconnecting(false);
+    },
+  });
 
   // Where the browser tells of network changes, they are hints to check the connection now.
   const onNetworkChange = () => signaling.probe();
-  const onOffline = () => setReconnecting(true);
   const networkInfo = (navigator as Navigator & { connection?: EventTarget }).connection;
   window.addEventListener('online', onNetworkChange);
-  window.addEventListener('offline', onOffline);
+  window.addEventListener('offline', onNetworkChange);
   networkInfo?.addEventListener('change', onNetworkChange);
 
   /**
@@ -108,7 +124,7 @@ export function startCall(options: CallOptions): void {
    */
   function setReconnecting(on: boolean) {
     reconnecting = on;
-    stage.setReconnecting(on);
+    stage.setReconnecting(reconnecting || inDoubt);
     if (reconnectingTimer) clearTimeout(reconnectingTimer);
     reconnectingTimer = null;
   }
@@ -258,9 +274,10 @@ export function startCall(options: CallOptions): void {
     signaling.close();
     mesh.close();
     stopQuality();
+    stopMediaWatch();
     setReconnecting(false);
     window.removeEventListener('online', onNetworkChange);
-    window.removeEventListener('offline', onOffline);
+    window.removeEventListener('offline', onNetworkChange);
     networkInfo?.removeEventListener('change', onNetworkChange);
     screenShare.stop(false);
     stopStream(stream);

@@ -22,12 +22,16 @@ export const PING_EVERY_MS = 1000;
 export const DEAD_AFTER_MS = 3500;
 /** After a hint that the network changed, an answer must come this fast. */
 export const PROBE_MS = 1000;
+/** A probe unanswered this long already says the connection is in doubt (the page may show it). */
+export const DOUBT_AFTER_MS = 250;
 
 export interface SignalingEvents {
   onMessage(message: Notification): void;
   /** The connection is (re)open: the caller sends its join. */
   onOpen(reconnect: boolean): void;
   onDown(): void;
+  /** A probe went unanswered for DOUBT_AFTER_MS (true), or was answered after all (false). */
+  onDoubt?(inDoubt: boolean): void;
   onFinalClose(code: number): void;
 }
 
@@ -41,6 +45,8 @@ export class Signaling {
   private lastHeard = 0;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private probeTimer: ReturnType<typeof setTimeout> | null = null;
+  private doubtTimer: ReturnType<typeof setTimeout> | null = null;
+  private inDoubt = false;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -64,6 +70,7 @@ export class Signaling {
     socket.onopen = opened;
     socket.onmessage = (event) => {
       this.heard();
+      this.clearDoubt();
       const message = JSON.parse(String(event.data)) as ServerMessage;
       if (message.type === 'pong') return;
       if ('requestId' in message && message.requestId && this.pending.has(message.requestId)) {
@@ -100,10 +107,24 @@ export class Signaling {
     if (this.probeTimer || this.socket.readyState !== WebSocket.OPEN) return;
     const asked = Date.now();
     this.send({ type: 'ping' });
+    this.doubtTimer = setTimeout(() => {
+      this.doubtTimer = null;
+      if (this.lastHeard >= asked) return;
+      this.inDoubt = true;
+      this.events.onDoubt?.(true);
+    }, DOUBT_AFTER_MS);
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null;
       if (this.lastHeard < asked) this.lost();
     }, PROBE_MS);
+  }
+
+  private clearDoubt(): void {
+    if (this.doubtTimer) clearTimeout(this.doubtTimer);
+    this.doubtTimer = null;
+    if (!this.inDoubt) return;
+    this.inDoubt = false;
+    this.events.onDoubt?.(false);
   }
 
   /** Whether a connection is open and was heard from lately. */
@@ -132,6 +153,8 @@ export class Signaling {
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.heartbeat = null;
     this.probeTimer = null;
+    // No more doubt: the connection is gone (onDown follows) or closed on purpose.
+    this.clearDoubt();
     if (socket) {
       socket.onopen = socket.onmessage = socket.onclose = null;
       if (socket.readyState <= WebSocket.OPEN) socket.close(code);

@@ -17,6 +17,8 @@ export interface CallConnectionOptions {
   socket: WebSocket | null;
   /** The signaling connection was lost; a new one is on its way. */
   onDown(): void;
+  /** A probe of the connection went unanswered for a moment (true), or was answered after all (false). */
+  onDoubt(inDoubt: boolean): void;
   /** Joined, for the first time or again after a drop (`joined.resumed`). */
   onJoined(joined: Joined): Promise<void>;
   onMessage(message: ServerMessage): void;
@@ -39,6 +41,7 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
   const signaling = new Signaling(signalingUrl(), {
     onOpen: () => void join(),
     onDown: () => options.onDown(),
+    onDoubt: (inDoubt) => options.onDoubt(inDoubt),
     onFinalClose: (code) => {
       if (code === 4001) return options.onEnd(closedReason === 'deleted' ? 'deleted' : 'closed');
       if (code === 4002) return options.onEnd('replaced');

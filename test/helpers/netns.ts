@@ -1,0 +1,266 @@
+// A call participant on a network of its own: a Linux network namespace joined
+// to the root namespace by a veth pair, so the test can take that network down,
+// change its address, cap its bandwidth or lose its packets while the rest of
+// the machine (the server, the other participant) is untouched
+// (/work/shared/BROWSER-TESTING.md, "Real networks").
+//
+//   root namespace                       namespace prl-<pid>-<n>
+//   server, host's Chromium              guest's Chromium (chromiumWrapper())
+//   prl<pid>h<n>  10.213.X.1/24  <-veth->  prl<pid>g<n>  10.213.X.2/24, default via .1
+//
+// Needs root, iproute2 (ip, tc) and nftables (nft). The kernel here has tbf but
+// no netem, so random loss is an nftables rule rather than a qdisc.
+// Every name carries the creating process's pid: cleanupStale() removes only
+// what a process that is gone left behind, never a concurrent run's network.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface GuestNetwork {
+  /** Namespace name, e.g. prl-1234-1. */
+  readonly name: string;
+  /** The root-side address of the veth pair: the server listens here. */
+  readonly hostAddress: string;
+  /** The guest's current address inside the namespace. */
+  guestAddress(): string;
+  /** Like Wi-Fi to cellular: the old address goes away, a new one in the same /24 comes (returned). */
+  changeAddress(): string;
+  /** An outage: the guest-side device goes down inside the namespace. */
+  linkDown(): void;
+  linkUp(): void;
+  /** Caps both directions to `kbit` kbit/s (tbf on each end's egress). */
+  cap(kbit: number): void;
+  uncap(): void;
+  /** Drops `percent` % of UDP packets in both directions at random; 0 removes the rule. */
+  loss(percent: number): void;
+  /** An executable that starts /usr/bin/chromium inside the namespace, for playwright's executablePath. */
+  chromiumWrapper(): string;
+  /** Removes the namespace, the links, the nft tables and the wrapper; never throws. */
+  destroy(): void;
+}
+
+const PREFIX = 'prl';
+const inCI = process.env.CI === 'true' || process.env.CI === '1';
+let counter = 0;
+const live = new Set<GuestNetwork>();
+
+function run(cmd: string, ...args: string[]): string {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${stderr || (error as Error).message}`);
+  }
+}
+const quietly = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch {
+    // cleanup goes on with the next step
+  }
+};
+const inNs = (ns: string, cmd: string, ...args: string[]) => run('ip', 'netns', 'exec', ns, cmd, ...args);
+
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin')
+    .split(':')
+    .concat(['/usr/sbin', '/sbin'])
+    .some((dir) => {
+      try {
+        fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Why guest networks cannot be made here (null when they can). */
+export function networkUnavailable(): string | null {
+  if (process.getuid?.() !== 0) return 'network namespace tests need root (ip netns, tc, nft)';
+  const missing = [['ip', 'iproute2'], ['tc', 'iproute2'], ['nft', 'nftables']].filter(([cmd]) => !onPath(cmd!));
+  if (missing.length) return `network namespace tests need ${missing.map(([c, p]) => `${c} (apt-get install ${p})`).join(', ')}`;
+  return null;
+}
+
+/**
+ * For a test file's top: throws in CI (a missing tool must fail the run, never
+ * skip it); elsewhere returns the reason to skip, or null to run.
+ */
+export function skipReasonOrThrow(): string | null {
+  const reason = networkUnavailable();
+  if (reason && inCI) throw new Error(`${reason} (CI=true: never skipped)`);
+  if (reason) console.warn(`skipping the network namespace tests: ${reason}`);
+  return reason;
+}
+
+/** A free 10.213.X.0/24: X starts from the pid (so concurrent runs rarely meet) and skips any in use here. */
+function freeSubnet(): number {
+  const used = run('ip', '-4', '-o', 'addr', 'show');
+  for (let i = 0; i < 254; i++) {
+    const x = ((process.pid + counter + i) % 254) + 1;
+    if (!used.includes(`10.213.${x}.`)) return x;
+  }
+  throw new Error('no free 10.213.X.0/24 for a guest network');
+}
+
+export function createGuestNetwork(name?: string): GuestNetwork {
+  const reason = networkUnavailable();
+  if (reason) throw new Error(reason);
+  const n = ++counter;
+  const ns = name ?? `${PREFIX}-${process.pid}-${n}`;
+  // Interface names have at most 15 characters: prl + pid (≤ 7 digits) + h/g + n.
+  const hostDev = `${PREFIX}${process.pid}h${n}`;
+  const guestDev = `${PREFIX}${process.pid}g${n}`;
+  const x = freeSubnet();
+  const hostAddress = `10.213.${x}.1`;
+  let guestHost = 2;
+  const guest = () => `10.213.${x}.${guestHost}`;
+  // nftables table names: one in the namespace (guest to host), one in the root namespace (host to guest).
+  const lossTable = `${PREFIX}_loss_${process.pid}_${n}`;
+  const wrapper = path.join(os.tmpdir(), `${ns}-chromium.sh`);
+  // The default route goes with the address or the link: put it back after either.
+  const route = () => inNs(ns, 'ip', 'route', 'replace', 'default', 'via', hostAddress, 'dev', guestDev);
+
+  const network: GuestNetwork = {
+    name: ns,
+    hostAddress,
+    guestAddress: guest,
+    changeAddress() {
+      const old = guest();
+      guestHost = guestHost >= 250 ? 2 : guestHost + 1;
+      // Old one out first, as when a phone leaves Wi-Fi (deleting a primary address would take a
+      // secondary added before it along anyway); the routes go with it and come back with route().
+      inNs(ns, 'ip', 'addr', 'del', `${old}/24`, 'dev', guestDev);
+      inNs(ns, 'ip', 'addr', 'add', `${guest()}/24`, 'dev', guestDev);
+      route();
+      return guest();
+    },
+    linkDown() {
+      inNs(ns, 'ip', 'link', 'set', guestDev, 'down');
+    },
+    linkUp() {
+      inNs(ns, 'ip', 'link', 'set', guestDev, 'up');
+      route();
+    },
+    cap(kbit) {
+      // tbf shapes egress only: one on each end caps both directions.
+      const tbf = ['root', 'tbf', 'rate', `${kbit}kbit`, 'burst', '16kbit', 'latency', '300ms'];
+      inNs(ns, 'tc', 'qdisc', 'replace', 'dev', guestDev, ...tbf);
+      run('tc', 'qdisc', 'replace', 'dev', hostDev, ...tbf);
+    },
+    uncap() {
+      quietly(() => inNs(ns, 'tc', 'qdisc', 'del', 'dev', guestDev, 'root'));
+      quietly(() => run('tc', 'qdisc', 'del', 'dev', hostDev, 'root'));
+    },
+    loss(percent) {
+      quietly(() => inNs(ns, 'nft', 'delete', 'table', 'inet', lossTable));
+      quietly(() => run('nft', 'delete', 'table', 'inet', lossTable));
+      if (percent <= 0) return;
+      const lossRules = (match: string) =>
+        `table inet ${lossTable} {\n chain out {\n  type filter hook output priority 0;\n  ${match}meta l4proto udp numgen random mod 100 < ${Math.round(percent)} drop\n }\n}\n`;
+      // Guest to host: everything the namespace sends leaves through its veth.
+      nftScript(ns, lossRules(''));
+      // Host to guest: only what the root namespace sends out of this veth (the host's browser, the server).
+      nftScript(null, lossRules(`oifname "${hostDev}" `));
+    },
+    chromiumWrapper() {
+      fs.writeFileSync(wrapper, `#!/bin/sh\n# Chromium inside network namespace ${ns} (test/helpers/netns.ts)\nexec ip netns exec ${ns} /usr/bin/chromium "$@"\n`, { mode: 0o755 });
+      return wrapper;
+    },
+    destroy() {
+      live.delete(network);
+      removeNetwork(ns, hostDev, lossTable);
+      quietly(() => fs.rmSync(wrapper, { force: true }));
+    },
+  };
+
+  live.add(network);
+  try {
+    run('ip', 'netns', 'add', ns);
+    run('ip', 'link', 'add', hostDev, 'type', 'veth', 'peer', 'name', guestDev);
+    run('ip', 'link', 'set', guestDev, 'netns', ns);
+    run('ip', 'addr', 'add', `${hostAddress}/24`, 'dev', hostDev);
+    run('ip', 'link', 'set', hostDev, 'up');
+    inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
+    inNs(ns, 'ip', 'addr', 'add', `${guest()}/24`, 'dev', guestDev);
+    inNs(ns, 'ip', 'link', 'set', guestDev, 'up');
+    route();
+  } catch (error) {
+    network.destroy();
+    throw error;
+  }
+  return network;
+}
+
+/** Loads an nft script, in namespace `ns` or (null) in the root namespace. */
+function nftScript(ns: string | null, script: string): void {
+  const args = ns ? ['netns', 'exec', ns, 'nft', '-f', '-'] : ['-f', '-'];
+  try {
+    execFileSync(ns ? 'ip' : 'nft', args, { input: script, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    throw new Error(`nft ${ns ? `(in ${ns}) ` : ''}failed on "${script}": ${String((error as { stderr?: unknown }).stderr ?? '').trim()}`);
+  }
+}
+
+/** Removes one network step by step, each step on its own (any may already be gone). */
+function removeNetwork(ns: string, hostDev: string | null, lossTable: string | null): void {
+  // Processes still inside (a Chromium the test could not close) would keep the namespace alive after its name goes.
+  quietly(() => {
+    for (const pid of run('ip', 'netns', 'pids', ns).split(/\s+/).filter(Boolean)) quietly(() => process.kill(Number(pid), 'SIGKILL'));
+  });
+  // Deleting one end of a veth deletes both; the namespace alone would free its end only when the kernel gets to it.
+  if (hostDev) quietly(() => run('ip', 'link', 'del', hostDev));
+  if (lossTable) quietly(() => run('nft', 'delete', 'table', 'inet', lossTable));
+  quietly(() => run('ip', 'netns', 'del', ns));
+}
+
+/** Removes what runs that are gone left behind: namespaces, host-side links and nft tables named after a dead pid. */
+export function cleanupStale(): void {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  };
+  const stale = (pid: string | undefined) => pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid));
+  quietly(() => {
+    for (const line of run('ip', 'netns', 'list').split('\n')) {
+      const m = /^(prl-(\d+)-\d+)\b/.exec(line);
+      if (m && stale(m[2])) removeNetwork(m[1]!, null, null);
+    }
+  });
+  quietly(() => {
+    for (const m of run('ip', '-o', 'link', 'show').matchAll(/^\d+: (prl(\d+)h\d+)[@:]/gm)) {
+      if (stale(m[2])) quietly(() => run('ip', 'link', 'del', m[1]!));
+    }
+  });
+  quietly(() => {
+    for (const m of run('nft', 'list', 'tables').matchAll(/^table inet (prl_loss_(\d+)_\d+)$/gm)) {
+      if (stale(m[2])) quietly(() => run('nft', 'delete', 'table', 'inet', m[1]!));
+    }
+  });
+  quietly(() => {
+    for (const file of fs.readdirSync(os.tmpdir())) {
+      const m = /^prl-(\d+)-\d+-chromium\.sh$/.exec(file);
+      if (m && stale(m[1])) fs.rmSync(path.join(os.tmpdir(), file), { force: true });
+    }
+  });
+}
+
+// The safety net: a test that forgot destroy(), or a worker that exits on an
+// error, still leaves nothing behind. (A SIGKILL leaves it to cleanupStale.)
+function destroyAll() {
+  for (const network of [...live]) network.destroy();
+}
+process.on('exit', destroyAll);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    destroyAll();
+    // Then die of the signal as if nobody had listened.
+    process.kill(process.pid, signal);
+  });
+}
