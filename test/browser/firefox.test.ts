@@ -1,0 +1,114 @@
+// Calls with Firefox, a second engine (puppeteer-core over WebDriver BiDi,
+// test/helpers/firefox.ts), on the same server as the Chromium tests: a
+// Chromium host with a Firefox guest (two WebRTC stacks negotiating with each
+// other), and two Firefox participants. Media is checked in getStats(), not
+// only on screen; uncaught errors in the Firefox pages fail the test.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'puppeteer-core';
+import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { clickTestId, expectMediaFlowingFirefox, fillTestId, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
+
+const skip = firefoxSkipReason();
+if (skip) console.warn(skip);
+
+describe.skipIf(skip !== null)('calls with Firefox', () => {
+  let world: BrowserWorld;
+  /** Awaited by each test, so that a Firefox that cannot start fails every test with launchFirefox's message. */
+  let firefox: Promise<Browser>;
+  const contexts: BrowserContext[] = [];
+  /** Uncaught errors in the Firefox pages, Content-Security-Policy violations among them. */
+  const pageErrors: string[] = [];
+
+  async function firefoxPage(): Promise<Page> {
+    const { context, page } = await firefoxParticipant(await firefox);
+    contexts.push(context);
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    return page;
+  }
+
+  const texts = (page: Page, id: string) => page.$$eval(testId(id), (els) => els.map((e) => e.textContent ?? ''));
+  const count = (page: Page, id: string) => page.$$eval(testId(id), (els) => els.length);
+  const remoteVideoWidth = (page: Page) => page.$eval(testId('remote-video'), (v) => (v as HTMLVideoElement).videoWidth);
+
+  beforeAll(async () => {
+    // Firefox starts while the server and Chromium do (each takes a couple of seconds).
+    firefox = launchFirefox();
+    firefox.catch(() => {}); // reported by the tests
+    world = await startWorld();
+  });
+  afterEach(async () => {
+    await Promise.allSettled([...contexts.splice(0).map((c) => c.close()), world?.closeContexts()]);
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    await firefox?.then((b) => b.close(), () => {});
+    await world?.close();
+  });
+
+  it('a Chromium host and a Firefox guest see and hear each other, chat, and the guest leaves feedback', async () => {
+    const room = await world.createRoom({ enable_chat: true, return_url: `${world.base}/left?who=guest`, host_return_url: `${world.base}/left?who=host` });
+    const host = await world.participant();
+    const guest = await firefoxPage();
+    await Promise.all([join(host, room.host_join_url, 'Dr. Ada'), joinFirefox(guest, room.guest_join_url, 'Fox')]);
+
+    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowingFirefox(guest)]);
+    expect(h.framesDecoded).toBeGreaterThan(0);
+    expect(h.audioPackets).toBeGreaterThan(0);
+    expect(g.framesDecoded).toBeGreaterThan(0);
+    expect(g.audioPackets).toBeGreaterThan(0);
+    // The decoded frames reach the tiles on both sides, under the right names.
+    await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => host.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await guest.$$eval('figcaption', (els) => els.map((e) => e.textContent))).toContain('Dr. Ada');
+    expect(await host.locator('figcaption').allTextContents()).toContain('Fox');
+    expect((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants).toHaveLength(2);
+
+    // Chat both ways, as text.
+    await host.getByTestId('chat-input').fill('Hello <i>there</i>');
+    await host.getByTestId('chat-send').click();
+    await expect.poll(() => texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>']);
+    await fillTestId(guest, 'chat-input', 'Hi from Firefox');
+    await clickTestId(guest, 'chat-send');
+    // The host's own message shows as "You", the guest's under the name typed in Firefox.
+    await expect.poll(() => host.getByTestId('chat-message').allTextContents()).toEqual(['You: Hello <i>there</i>', 'Fox: Hi from Firefox']);
+    expect(await texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>', 'You: Hi from Firefox']);
+
+    // The guest leaves: the host's tile for them goes; feedback; on to the guest's return URL.
+    await clickTestId(guest, 'leave-button');
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(0);
+    await clickTestId(guest, 'feedback-good');
+    await fillTestId(guest, 'feedback-comment', 'Worked in Firefox');
+    await clickTestId(guest, 'feedback-submit');
+    await guest.waitForSelector(testId('feedback-thanks'));
+    await expect.poll(() => guest.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=guest`);
+
+    const feedbacks = await world.api('GET', '/api/room_feedbacks');
+    expect(feedbacks.json.room_feedbacks).toEqual([expect.objectContaining({ room_token: room.token, rating: 'good', feedback: 'Worked in Firefox' })]);
+  });
+
+  it('a Firefox host and a Firefox guest see and hear each other, then leave', async () => {
+    const room = await world.createRoom({ return_url: `${world.base}/left?who=guest`, host_return_url: `${world.base}/left?who=host` });
+    const host = await firefoxPage();
+    const guest = await firefoxPage();
+    await Promise.all([joinFirefox(host, room.host_join_url, 'Host Fox'), joinFirefox(guest, room.guest_join_url, 'Guest Fox')]);
+
+    const [h, g] = await Promise.all([expectMediaFlowingFirefox(host), expectMediaFlowingFirefox(guest)]);
+    expect(h.framesDecoded).toBeGreaterThan(0);
+    expect(h.audioPackets).toBeGreaterThan(0);
+    expect(g.framesDecoded).toBeGreaterThan(0);
+    expect(g.audioPackets).toBeGreaterThan(0);
+    await expect.poll(() => remoteVideoWidth(host), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await count(host, 'remote-video')).toBe(1);
+
+    await clickTestId(guest, 'leave-button');
+    await expect.poll(() => count(host, 'remote-video'), { timeout: 10_000 }).toBe(0);
+    await clickTestId(guest, 'feedback-skip');
+    await expect.poll(() => guest.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=guest`);
+    await clickTestId(host, 'leave-button');
+    await clickTestId(host, 'feedback-skip');
+    await expect.poll(() => host.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=host`);
+    // Both left: the room ends (ROOM_END_GRACE_SECONDS=1 in startWorld).
+    await expect.poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 }).toBe('ended');
+  });
+});

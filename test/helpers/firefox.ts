@@ -1,0 +1,131 @@
+// A second engine for the browser tests: Debian's firefox-esr driven by
+// puppeteer-core over WebDriver BiDi (BROWSER-TESTING.md, "A second engine:
+// Firefox"). Fake camera and microphone and loopback ICE come from prefs, not
+// command-line flags. One Firefox serves every participant: each gets its own
+// browser context (BiDi user context) and its own window, so no participant's
+// page is a hidden background tab (Firefox throttles those).
+import fs from 'node:fs';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+
+export const FIREFOX_PATH = '/usr/bin/firefox-esr';
+
+export const FIREFOX_PREFS: Record<string, unknown> = {
+  // A fake camera and microphone, granted without a prompt.
+  'media.navigator.streams.fake': true,
+  'media.navigator.permission.disabled': true,
+  // The only network here is loopback: without this ICE gathers no candidate.
+  'media.peerconnection.ice.loopback': true,
+  // Host candidates as addresses, not mDNS names nothing here resolves.
+  'media.peerconnection.ice.obfuscate_host_addresses': false,
+  // Remote audio and video play without a user gesture.
+  'media.autoplay.default': 0,
+  // Firefox holds enumerateDevices() until the document has focus (as the spec
+  // says), and of several windows in one browser only one has it: the join
+  // screen of every other participant would wait for its device list forever.
+  // Each real participant has their own, focused, browser.
+  'media.devices.unfocused.enabled': true,
+};
+
+const inCI = process.env.CI === 'true' || process.env.CI === '1';
+
+/**
+ * Why the Firefox tests cannot run here, or null if they should run. In CI a
+ * missing Firefox is a failure (launchFirefox says so), never a skip: a green
+ * run must mean the second engine was tested.
+ */
+export function firefoxSkipReason(): string | null {
+  if (inCI || fs.existsSync(FIREFOX_PATH)) return null;
+  return `Firefox tests skipped: ${FIREFOX_PATH} not found (apt-get install firefox-esr); in CI this is a failure`;
+}
+
+export async function launchFirefox(): Promise<Browser> {
+  if (!fs.existsSync(FIREFOX_PATH)) {
+    throw new Error(`${FIREFOX_PATH} not found: install Debian's firefox-esr (apt-get install firefox-esr; .ci/run does it)`);
+  }
+  try {
+    return await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX_PATH, headless: true, timeout: 30_000, extraPrefsFirefox: FIREFOX_PREFS });
+  } catch (error) {
+    throw new Error(`could not start ${FIREFOX_PATH} through puppeteer-core (WebDriver BiDi): ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * A page for one participant in its own context and window, keeping every
+ * RTCPeerConnection it makes in window.__pcs (as participantContext does for
+ * Chromium) so that a test can read getStats().
+ */
+export async function firefoxParticipant(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.createBrowserContext();
+  // The window's own size: page.setViewport needs a BiDi command (emulation.setScreenOrientationOverride) Firefox 140 lacks.
+  const page = await context.newPage({ type: 'window' });
+  await page.evaluateOnNewDocument(() => {
+    const Native = window.RTCPeerConnection;
+    const all: RTCPeerConnection[] = [];
+    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
+    window.RTCPeerConnection = class extends Native {
+      constructor(config?: RTCConfiguration) {
+        super(config);
+        all.push(this);
+      }
+    } as typeof RTCPeerConnection;
+  });
+  return { context, page };
+}
+
+/** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */
+export async function inboundStatsFirefox(page: Page): Promise<{ framesDecoded: number; audioPackets: number }> {
+  return page.evaluate(async () => {
+    let framesDecoded = 0;
+    let audioPackets = 0;
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState === 'closed') continue;
+      const stats = await pc.getStats();
+      stats.forEach((s) => {
+        if (s.type !== 'inbound-rtp') return;
+        if (s.kind === 'video') framesDecoded += s.framesDecoded ?? 0;
+        if (s.kind === 'audio') audioPackets += s.packetsReceived ?? 0;
+      });
+    }
+    return { framesDecoded, audioPackets };
+  });
+}
+
+/** Waits until the page decodes remote video and receives remote audio. */
+export async function expectMediaFlowingFirefox(page: Page, timeoutMs = 15_000): Promise<{ framesDecoded: number; audioPackets: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const stats = await inboundStatsFirefox(page);
+    if (stats.framesDecoded > 0 && stats.audioPackets > 0) return stats;
+    if (Date.now() > deadline) throw new Error(`Firefox: no remote media within ${timeoutMs} ms: ${JSON.stringify(stats)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export const testId = (id: string) => `[data-testid="${id}"]`;
+
+// Clicks and typing go through page.waitForSelector and element handles, not
+// puppeteer's Locator: its wait-for-enabled step is a waitForFunction that
+// builds the function with `new Function` inside the page, which the page's
+// Content-Security-Policy (script-src 'self', rightly) blocks in Firefox.
+
+/** Clicks the visible element with this data-testid (a real pointer click, over BiDi input actions). */
+export async function clickTestId(page: Page, id: string): Promise<void> {
+  const element = await page.waitForSelector(testId(id), { visible: true });
+  await element!.click();
+}
+
+/** Replaces the text of the visible input or textarea with this data-testid by typing it. */
+export async function fillTestId(page: Page, id: string, value: string): Promise<void> {
+  const element = await page.waitForSelector(testId(id), { visible: true });
+  await element!.evaluate((e) => {
+    (e as HTMLInputElement).value = '';
+  });
+  await element!.type(value);
+}
+
+export async function joinFirefox(page: Page, url: string, name?: string): Promise<void> {
+  await page.goto(url);
+  if (name !== undefined) await fillTestId(page, 'name-input', name);
+  await clickTestId(page, 'join-button');
+  await page.waitForSelector(testId('leave-button'));
+}
