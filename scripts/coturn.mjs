@@ -14,7 +14,8 @@ export function findTurnserver() {
   return null;
 }
 
-export async function startCoturn({ secret, realm = 'parley.test' }) {
+/** `address`: where coturn listens and relays (127.0.0.1, or a veth address a network namespace reaches). */
+export async function startCoturn({ secret, realm = 'parley.test', address = '127.0.0.1' }) {
   const binary = findTurnserver();
   if (!binary) throw new Error('No turnserver found: install it with `apt-get install coturn` (.ci/run does).');
   const port = await freePort();
@@ -23,9 +24,9 @@ export async function startCoturn({ secret, realm = 'parley.test' }) {
     binary,
     [
       '-n', // no configuration file
-      '--listening-ip=127.0.0.1',
+      `--listening-ip=${address}`,
       `--listening-port=${port}`,
-      '--relay-ip=127.0.0.1',
+      `--relay-ip=${address}`,
       `--min-port=${minPort}`,
       `--max-port=${minPort + 200}`,
       '--use-auth-secret',
@@ -59,7 +60,7 @@ export async function startCoturn({ secret, realm = 'parley.test' }) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    url: `turn:127.0.0.1:${port}?transport=udp`,
+    url: `turn:${address}:${port}?transport=udp`,
     port,
     output: () => output,
     async stop() {

@@ -45,9 +45,23 @@ const inCI = process.env.CI === 'true' || process.env.CI === '1';
 let counter = 0;
 const live = new Set<GuestNetwork>();
 
+/** Where `command` is: on PATH, or in the sbin folders a non-login root shell may lack on its PATH. */
+function which(command: string): string | null {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/sbin', '/usr/bin', '/bin'];
+  for (const dir of dirs) {
+    try {
+      fs.accessSync(path.join(dir, command), fs.constants.X_OK);
+      return path.join(dir, command);
+    } catch {
+      // next folder
+    }
+  }
+  return null;
+}
+
 function run(cmd: string, ...args: string[]): string {
   try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(which(cmd) ?? cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
     throw new Error(`${cmd} ${args.join(' ')} failed: ${stderr || (error as Error).message}`);
@@ -60,26 +74,12 @@ const quietly = (fn: () => unknown) => {
     // cleanup goes on with the next step
   }
 };
-const inNs = (ns: string, cmd: string, ...args: string[]) => run('ip', 'netns', 'exec', ns, cmd, ...args);
-
-function onPath(command: string): boolean {
-  return (process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin')
-    .split(':')
-    .concat(['/usr/sbin', '/sbin'])
-    .some((dir) => {
-      try {
-        fs.accessSync(path.join(dir, command), fs.constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-}
+const inNs = (ns: string, cmd: string, ...args: string[]) => run('ip', 'netns', 'exec', ns, which(cmd) ?? cmd, ...args);
 
 /** Why guest networks cannot be made here (null when they can). */
 export function networkUnavailable(): string | null {
   if (process.getuid?.() !== 0) return 'network namespace tests need root (ip netns, tc, nft)';
-  const missing = [['ip', 'iproute2'], ['tc', 'iproute2'], ['nft', 'nftables']].filter(([cmd]) => !onPath(cmd!));
+  const missing = [['ip', 'iproute2'], ['tc', 'iproute2'], ['nft', 'nftables']].filter(([cmd]) => !which(cmd!));
   if (missing.length) return `network namespace tests need ${missing.map(([c, p]) => `${c} (apt-get install ${p})`).join(', ')}`;
   return null;
 }
@@ -158,15 +158,16 @@ export function createGuestNetwork(name?: string): GuestNetwork {
       quietly(() => inNs(ns, 'nft', 'delete', 'table', 'inet', lossTable));
       quietly(() => run('nft', 'delete', 'table', 'inet', lossTable));
       if (percent <= 0) return;
+      // `counter`: `nft list ruleset` then shows how many packets were dropped.
       const lossRules = (match: string) =>
-        `table inet ${lossTable} {\n chain out {\n  type filter hook output priority 0;\n  ${match}meta l4proto udp numgen random mod 100 < ${Math.round(percent)} drop\n }\n}\n`;
+        `table inet ${lossTable} {\n chain out {\n  type filter hook output priority 0;\n  ${match}meta l4proto udp numgen random mod 100 < ${Math.round(percent)} counter drop\n }\n}\n`;
       // Guest to host: everything the namespace sends leaves through its veth.
       nftScript(ns, lossRules(''));
       // Host to guest: only what the root namespace sends out of this veth (the host's browser, the server).
       nftScript(null, lossRules(`oifname "${hostDev}" `));
     },
     chromiumWrapper() {
-      fs.writeFileSync(wrapper, `#!/bin/sh\n# Chromium inside network namespace ${ns} (test/helpers/netns.ts)\nexec ip netns exec ${ns} /usr/bin/chromium "$@"\n`, { mode: 0o755 });
+      fs.writeFileSync(wrapper, `#!/bin/sh\n# Chromium inside network namespace ${ns} (test/helpers/netns.ts)\nexec ${which('ip')} netns exec ${ns} /usr/bin/chromium "$@"\n`, { mode: 0o755 });
       return wrapper;
     },
     destroy() {
@@ -196,9 +197,10 @@ export function createGuestNetwork(name?: string): GuestNetwork {
 
 /** Loads an nft script, in namespace `ns` or (null) in the root namespace. */
 function nftScript(ns: string | null, script: string): void {
-  const args = ns ? ['netns', 'exec', ns, 'nft', '-f', '-'] : ['-f', '-'];
+  const nft = which('nft') ?? 'nft';
+  const args = ns ? ['netns', 'exec', ns, nft, '-f', '-'] : ['-f', '-'];
   try {
-    execFileSync(ns ? 'ip' : 'nft', args, { input: script, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+    execFileSync(ns ? (which('ip') ?? 'ip') : nft, args, { input: script, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
   } catch (error) {
     throw new Error(`nft ${ns ? `(in ${ns}) ` : ''}failed on "${script}": ${String((error as { stderr?: unknown }).stderr ?? '').trim()}`);
   }

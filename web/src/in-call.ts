@@ -20,6 +20,9 @@ import { Mesh } from './mesh.js';
 
 type EndKind = 'left' | 'closed' | 'deleted' | 'replaced' | 'refused';
 
+/** Below this estimated send bitrate to every peer, the person is told that video gives way to sound. */
+const WEAK_LINK_KBPS = 150;
+
 export interface CallOptions {
   root: Element;
   joinToken: string;
@@ -99,7 +102,20 @@ export function startCall(options: CallOptions): void {
     onRemove: (peerId) => mesh.remove(peerId),
   });
 
-  const stopQuality = watchQuality(() => mesh.byPeer(), peers.quality);
+  /** Our own link is too thin for video: what the estimated send bitrate to every peer says. */
+  let weakLink = false;
+  const sendKbps = new Map<string, number | null>();
+  const stopQuality = watchQuality(
+    () => mesh.byPeer(),
+    (peerId, quality) => {
+      peers.quality(peerId, quality);
+      sendKbps.set(peerId, quality.sendKbps);
+      const all = mesh.byPeer().map(([id]) => sendKbps.get(id));
+      const weak = all.length > 0 && all.every((kbps) => typeof kbps === 'number' && kbps < WEAK_LINK_KBPS);
+      if (weak !== weakLink) stage.say(weak ? text.weakLink : '');
+      weakLink = weak;
+    },
+  );
   const stopMediaWatch = watchMediaFlow(() => mesh.byPeer(), {
     // Is it us? The server answers at once if our own connection is fine.
     onStall: () => signaling.probe(),

@@ -42,6 +42,7 @@ export const text = {
     (q.rttMs !== null ? `, round trip ${q.rttMs} ms` : '') +
     (q.loss !== null ? `, ${Math.round(q.loss * 100)}% loss` : ''),
   reconnected: 'Reconnected.',
+  weakLink: 'Your connection is weak: your video is reduced so that you can still be heard.',
   joinFailed: 'Could not join',
   screenNotPossible: 'Screen sharing is not possible now',
   screenCancelled: 'Screen sharing was cancelled or is not allowed.',
