@@ -92,7 +92,7 @@ describe('a dropped connection', () => {
     await guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 5000 });
     await guest.getByText('Reconnected.').waitFor({ timeout: 10_000 });
     await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 10_000 });
-    // The resume restarted ICE on the connection it had instead of building a new one, and media flows on it.
+    // The resume kept the connection it had (media never stopped on it) instead of building a new one.
     expect(await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length)).toBe(pcsBefore);
     const flowing = await inboundStats(guest);
     await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(flowing.framesDecoded + 10);

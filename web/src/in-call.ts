@@ -116,7 +116,7 @@ export function startCall(options: CallOptions): void {
       weakLink = weak;
     },
   );
-  const stopMediaWatch = watchMediaFlow(() => mesh.byPeer(), {
+  const mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
     // Is it us? The server answers at once if our own connection is fine.
     onStall: () => signaling.probe(),
     onLost: (peerId) => peers.connectionLost(peerId, true),
@@ -189,6 +189,7 @@ export function startCall(options: CallOptions): void {
       mesh.resume(
         joined.peers.map((p) => p.id),
         rtcConfig,
+        mediaWatch.flowing,
       );
     } else {
       peers.removeAll();
@@ -290,7 +291,7 @@ export function startCall(options: CallOptions): void {
     signaling.close();
     mesh.close();
     stopQuality();
-    stopMediaWatch();
+    mediaWatch.stop();
     setReconnecting(false);
     window.removeEventListener('online', onNetworkChange);
     window.removeEventListener('offline', onNetworkChange);

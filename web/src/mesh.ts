@@ -151,11 +151,13 @@ export class Mesh {
 
   /**
    * Back in the call after a dropped connection, as the same participant:
-   * connections to peers still there restart ICE (the network may have
-   * changed under them), new peers are called, peers gone are dropped.
-   * `rtcConfig` carries fresh TURN credentials for the restarts.
+   * connections to peers still there restart ICE unless media still flows on
+   * them (only the signaling broke; a restart on a working path was seen to
+   * freeze the video for seconds, its first keyframe request lost), new peers
+   * are called, peers gone are dropped. `rtcConfig` carries fresh TURN
+   * credentials for the restarts.
    */
-  resume(peerIds: string[], rtcConfig: RTCConfiguration): void {
+  resume(peerIds: string[], rtcConfig: RTCConfiguration, flowing: (pc: RTCPeerConnection) => boolean): void {
     this.rtcConfig = rtcConfig;
     for (const id of [...this.peers.keys()]) if (!peerIds.includes(id)) this.remove(id);
     for (const id of peerIds) {
@@ -164,6 +166,7 @@ export class Mesh {
         this.add(id, true);
         continue;
       }
+      if (flowing(peer.pc)) continue;
       try {
         peer.pc.setConfiguration({ ...peer.pc.getConfiguration(), iceServers: rtcConfig.iceServers ?? [] });
       } catch {

@@ -33,8 +33,14 @@ export function packetsIn(report: RTCStatsReport): number {
   return packets;
 }
 
-/** Watches the connections `connections()` lists until the returned function is called. */
-export function watchMediaFlow(connections: () => [string, RTCPeerConnection][], events: MediaWatchEvents): () => void {
+export interface MediaWatch {
+  /** Whether media arrives on this connection now (false until something came, or while stalled). */
+  flowing(pc: RTCPeerConnection): boolean;
+  stop(): void;
+}
+
+/** Watches the connections `connections()` lists until stopped. */
+export function watchMediaFlow(connections: () => [string, RTCPeerConnection][], events: MediaWatchEvents): MediaWatch {
   const flows = new WeakMap<RTCPeerConnection, Flow>();
   const timer = setInterval(() => {
     for (const [peerId, pc] of connections()) {
@@ -66,5 +72,11 @@ export function watchMediaFlow(connections: () => [string, RTCPeerConnection][],
         .catch(() => {});
     }
   }, WATCH_EVERY_MS);
-  return () => clearInterval(timer);
+  return {
+    flowing: (pc) => {
+      const flow = flows.get(pc);
+      return flow !== undefined && !flow.stalled;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
