@@ -38,14 +38,31 @@ export function firefoxSkipReason(): string | null {
   return `Firefox tests skipped: ${FIREFOX_PATH} not found (apt-get install firefox-esr); in CI this is a failure`;
 }
 
-export async function launchFirefox(): Promise<Browser> {
+export interface FirefoxLaunchOptions {
+  /** Something that execs FIREFOX_PATH, e.g. a network namespace's wrapperFor(FIREFOX_PATH). */
+  executablePath?: string;
+  /** The remote-debugging (BiDi WebSocket) port on 127.0.0.1; by default one Firefox picks. */
+  debuggingPort?: number;
+  /** Prefs on top of FIREFOX_PREFS. */
+  prefs?: Record<string, unknown>;
+}
+
+export async function launchFirefox(options: FirefoxLaunchOptions = {}): Promise<Browser> {
   if (!fs.existsSync(FIREFOX_PATH)) {
     throw new Error(`${FIREFOX_PATH} not found: install Debian's firefox-esr (apt-get install firefox-esr; .ci/run does it)`);
   }
+  const executablePath = options.executablePath ?? FIREFOX_PATH;
   try {
-    return await puppeteer.launch({ browser: 'firefox', executablePath: FIREFOX_PATH, headless: true, timeout: 30_000, extraPrefsFirefox: FIREFOX_PREFS });
+    return await puppeteer.launch({
+      browser: 'firefox',
+      executablePath,
+      headless: true,
+      timeout: 30_000,
+      extraPrefsFirefox: { ...FIREFOX_PREFS, ...options.prefs },
+      ...(options.debuggingPort ? { debuggingPort: options.debuggingPort } : {}),
+    });
   } catch (error) {
-    throw new Error(`could not start ${FIREFOX_PATH} through puppeteer-core (WebDriver BiDi): ${(error as Error).message}`, { cause: error });
+    throw new Error(`could not start ${executablePath} through puppeteer-core (WebDriver BiDi): ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -12,8 +12,9 @@
 // no netem, so random loss is an nftables rule rather than a qdisc.
 // Every name carries the creating process's pid: cleanupStale() removes only
 // what a process that is gone left behind, never a concurrent run's network.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -36,6 +37,19 @@ export interface GuestNetwork {
   loss(percent: number): void;
   /** An executable that starts /usr/bin/chromium inside the namespace, for playwright's executablePath. */
   chromiumWrapper(): string;
+  /**
+   * An executable (a script `exec ip netns exec NS <binary> "$@"`) that starts
+   * `binary` inside the namespace, for a launcher's executablePath; destroy() removes it.
+   */
+  wrapperFor(binary: string): string;
+  /**
+   * Makes 127.0.0.1:`port` in the root namespace reach 127.0.0.1:`port` inside
+   * the namespace (where a browser's remote-debugging server listens: puppeteer
+   * drives Firefox over a WebSocket, not a pipe). Through a Unix socket, which
+   * no network namespace separates, so the guest's address changes and outages
+   * never touch it. Resolves when both ends listen; destroy() closes them.
+   */
+  forwardLoopback(port: number): Promise<void>;
   /** Removes the namespace, the links, the nft tables and the wrapper; never throws. */
   destroy(): void;
 }
@@ -119,7 +133,8 @@ export function createGuestNetwork(name?: string): GuestNetwork {
   const guest = () => `10.213.${x}.${guestHost}`;
   // nftables table names: one in the namespace (guest to host), one in the root namespace (host to guest).
   const lossTable = `${PREFIX}_loss_${process.pid}_${n}`;
-  const wrapper = path.join(os.tmpdir(), `${ns}-chromium.sh`);
+  const wrappers = new Set<string>();
+  const forwarders: { server: net.Server; child: ChildProcess; socket: string }[] = [];
   // The default route goes with the address or the link: put it back after either.
   const route = () => inNs(ns, 'ip', 'route', 'replace', 'default', 'via', hostAddress, 'dev', guestDev);
 
@@ -167,13 +182,47 @@ export function createGuestNetwork(name?: string): GuestNetwork {
       nftScript(null, lossRules(`oifname "${hostDev}" `));
     },
     chromiumWrapper() {
-      fs.writeFileSync(wrapper, `#!/bin/sh\n# Chromium inside network namespace ${ns} (test/helpers/netns.ts)\nexec ${which('ip')} netns exec ${ns} /usr/bin/chromium "$@"\n`, { mode: 0o755 });
+      return network.wrapperFor('/usr/bin/chromium');
+    },
+    wrapperFor(binary) {
+      const wrapper = path.join(os.tmpdir(), `${ns}-${path.basename(binary).replace(/[^\w.-]/g, '_')}.sh`);
+      fs.writeFileSync(wrapper, `#!/bin/sh\n# ${binary} inside network namespace ${ns} (test/helpers/netns.ts)\nexec ${which('ip')} netns exec ${ns} ${binary} "$@"\n`, { mode: 0o755 });
+      wrappers.add(wrapper);
       return wrapper;
+    },
+    async forwardLoopback(port) {
+      const socket = path.join(os.tmpdir(), `${ns}-loopback-${port}.sock`);
+      quietly(() => fs.rmSync(socket, { force: true }));
+      // Inside the namespace: the Unix socket to 127.0.0.1:port there.
+      const inside = `const net = require('node:net'); const [socket, port] = process.argv.slice(1);
+net.createServer((c) => { const u = net.connect(Number(port), '127.0.0.1'); c.pipe(u).pipe(c); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); })
+  .listen(socket, () => process.stdout.write('listening\\n'));`;
+      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', inside, socket, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      // The root namespace's end: 127.0.0.1:port to the Unix socket.
+      const server = net.createServer((c) => {
+        const u = net.connect(socket);
+        c.pipe(u).pipe(c);
+        c.on('error', () => u.destroy());
+        u.on('error', () => c.destroy());
+      });
+      forwarders.push({ server, child, socket });
+      await new Promise<void>((resolve, reject) => {
+        child.once('error', reject);
+        child.once('exit', (code) => reject(new Error(`the loopback forwarder in ${ns} exited (${code})`)));
+        child.stdout!.once('data', () => resolve());
+      });
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
     },
     destroy() {
       live.delete(network);
+      for (const { server, child, socket } of forwarders.splice(0)) {
+        quietly(() => server.close());
+        quietly(() => child.kill('SIGKILL'));
+        quietly(() => fs.rmSync(socket, { force: true }));
+      }
       removeNetwork(ns, hostDev, lossTable);
-      quietly(() => fs.rmSync(wrapper, { force: true }));
+      for (const wrapper of wrappers) quietly(() => fs.rmSync(wrapper, { force: true }));
+      wrappers.clear();
     },
   };
 
@@ -247,7 +296,7 @@ export function cleanupStale(): void {
   });
   quietly(() => {
     for (const file of fs.readdirSync(os.tmpdir())) {
-      const m = /^prl-(\d+)-\d+-chromium\.sh$/.exec(file);
+      const m = /^prl-(\d+)-\d+-.+\.(sh|sock)$/.exec(file);
       if (m && stale(m[1])) fs.rmSync(path.join(os.tmpdir(), file), { force: true });
     }
   });
