@@ -56,7 +56,8 @@ beforeAll(async () => {
   firefox = await launchFirefox({
     executablePath: network.wrapperFor(FIREFOX_PATH),
     debuggingPort,
-    // http://10.213.X.1:port as a secure context: getUserMedia, as on https.
+    // http://10.213.X.1:port as a secure context: getUserMedia, as on https. (media.devices.insecure.enabled
+    // with media.getusermedia.insecure.enabled work as well, but only for media; this is what https gives.)
     prefs: { 'dom.securecontext.allowlist': network.hostAddress },
   });
 }, 90_000);
