@@ -88,7 +88,7 @@ export function startCall(options: CallOptions): void {
         if (reconnecting && connection.joined()) setReconnecting(false);
       }
       if (state === 'disconnected' || state === 'failed') {
-        peers.connectionLost(peerId, true);
+        blamePeer(peerId);
         // Perhaps our own network changed: a socket that cannot answer now is replaced at once.
         signaling.probe();
       }
@@ -119,7 +119,7 @@ export function startCall(options: CallOptions): void {
   const mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
     // Is it us? The server answers at once if our own connection is fine.
     onStall: () => signaling.probe(),
-    onLost: (peerId) => peers.connectionLost(peerId, true),
+    onLost: (peerId) => blamePeer(peerId),
     onFlow: (peerId) => {
       peers.connectionLost(peerId, false);
       if (reconnecting && connection.joined() && signaling.healthy) setReconnecting(false);
@@ -143,6 +143,11 @@ export function startCall(options: CallOptions): void {
     stage.setReconnecting(reconnecting || inDoubt);
     if (reconnectingTimer) clearTimeout(reconnectingTimer);
     reconnectingTimer = null;
+  }
+
+  /** A peer's media is gone: its tile says so, unless our own connection is what broke (the banner says that). */
+  function blamePeer(peerId: string) {
+    if (!reconnecting && !inDoubt && signaling.healthy) peers.connectionLost(peerId, true);
   }
 
   function callIsBack() {

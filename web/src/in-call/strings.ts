@@ -33,7 +33,7 @@ export const text = {
   inviteFailed: 'Could not create an invite',
 
   reconnecting: 'Connection lost. Reconnecting\u2026',
-  peerReconnecting: (name: string) => `${name}\u2019s connection was lost. Waiting for them to reconnect\u2026`,
+  peerReconnecting: (name: string) => `Connection lost. Waiting for ${name} to reconnect\u2026`,
   peerPoor: (name: string) => `${name}\u2019s connection is poor`,
   qualityUnknown: (name: string) => `Connection to ${name}: measuring`,
   qualityLost: (name: string) => `Connection to ${name}: lost`,
