@@ -88,8 +88,15 @@ describe('a dropped connection', () => {
     const pcsBefore = await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length);
 
     // Only the signaling connections break (the media path stays): the page says so, and comes back.
+    // The banner may show for a few milliseconds only (the first new connection goes out at once): watch for it.
+    await guest.evaluate(() => {
+      const banner = document.querySelector('[data-testid="reconnecting"]') as HTMLElement;
+      new MutationObserver(() => {
+        if (!banner.hidden) (window as unknown as { __bannerShown: boolean }).__bannerShown = true;
+      }).observe(banner, { attributes: true });
+    });
     world.relay.cut();
-    await guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 5000 });
+    await expect.poll(() => guest.evaluate(() => (window as unknown as { __bannerShown?: boolean }).__bannerShown === true), { timeout: 5000 }).toBe(true);
     await guest.getByText('Reconnected.').waitFor({ timeout: 10_000 });
     await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 10_000 });
     // The resume kept the connection it had (media never stopped on it) instead of building a new one.

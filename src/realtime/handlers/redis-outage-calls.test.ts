@@ -51,7 +51,7 @@ describe('chat through a Redis outage', () => {
 });
 
 describe('people who joined on different nodes while Redis was away', () => {
-  it('hear of each other (peer-present) once Redis is back', async () => {
+  it('hear of each other (peer-present) once Redis is back', { timeout: 60_000 }, async () => {
     // Node B: its own Redis connection and hub context over the same database as node A (the fixture).
     const nodeB = await connectRedisBuses(redis.url);
     try {
@@ -69,7 +69,7 @@ describe('people who joined on different nodes while Redis was away', () => {
       expect(host.connection.all('peer-joined')).toEqual([]); // the announcement could not cross
 
       redis = await startRedis({ port: redis.port });
-      await eventually(() => host.connection.all('peer-present').length > 0 && connection.all('peer-present').length > 0, 10_000, 'both hear of the other');
+      await eventually(() => host.connection.all('peer-present').length > 0 && connection.all('peer-present').length > 0, 30_000, 'both hear of the other');
       expect(host.connection.all('peer-present')).toEqual([{ type: 'peer-present', peer: { id: guestId, name: 'Guest', role: 'guest' } }]);
       expect(connection.all('peer-present')).toEqual([{ type: 'peer-present', peer: { id: host.joined.self.id, name: 'Host', role: 'host' } }]);
     } finally {
