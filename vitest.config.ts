@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     environment: 'node',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/browser/**', 'test/cluster/**'],
     testTimeout: 20_000,
     hookTimeout: 60_000,

@@ -14,8 +14,8 @@
 import type { Page } from 'playwright-core';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../scripts/coturn.mjs';
-import { expectMediaFlowing, inboundStats } from '../test/helpers/browser.js';
-import { joinCall, mediaRate, measureRecovery, startNetworkWorld, type NetworkWorld } from '../test/helpers/netns-world.js';
+import { expectMediaFlowing } from '../test/helpers/browser.js';
+import { mediaRate, measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../test/helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, networkUnavailable, type GuestNetwork } from '../test/helpers/netns.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -27,31 +27,6 @@ const only = (options.get('only') ?? 'change,outage,caps').split(',');
 const withTurn = !options.has('no-turn');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Until the page has had no new video frame and no audio packet for 300 ms. */
-async function stalled(page: Page): Promise<void> {
-  let last = await inboundStats(page);
-  let quietSince = Date.now();
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-    await sleep(50);
-    const now = await inboundStats(page);
-    if (now.framesDecoded !== last.framesDecoded || now.audioPackets !== last.audioPackets) quietSince = Date.now();
-    else if (Date.now() - quietSince >= 300) return;
-    last = now;
-  }
-  throw new Error('media never stopped');
-}
-
-async function call(world: NetworkWorld): Promise<{ host: Page; guest: Page }> {
-  const room = await world.createRoom();
-  const host = await world.hostPage();
-  const guest = await world.guestPage();
-  await joinCall(host, room.host_join_url, 'Host');
-  await joinCall(guest, room.guest_join_url, 'Guest');
-  await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
-  await sleep(2000);
-  return { host, guest };
-}
-
 /** Both sides' media back, in ms from `since`. */
 async function bothBack(host: Page, guest: Page, since: number): Promise<number> {
   const [g, h] = await Promise.all([measureRecovery(guest, since, 60_000), measureRecovery(host, since, 60_000)]);
@@ -59,14 +34,15 @@ async function bothBack(host: Page, guest: Page, since: number): Promise<number>
 }
 
 async function recoveries(world: NetworkWorld, network: GuestNetwork, kind: 'change' | 'outage'): Promise<number[]> {
-  const { host, guest } = await call(world);
+  const { host, guest } = await world.call();
+  await sleep(2000);
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     let since: number;
     if (kind === 'change') {
       since = Date.now();
       network.changeAddress();
-      await stalled(guest);
+      await waitForStall(guest);
     } else {
       network.linkDown();
       await sleep(outageSeconds * 1000);
@@ -84,7 +60,8 @@ async function recoveries(world: NetworkWorld, network: GuestNetwork, kind: 'cha
 async function capped(world: NetworkWorld, network: GuestNetwork): Promise<(string | number)[][]> {
   const rows: (string | number)[][] = [];
   for (const kbit of [0, ...caps]) {
-    const { host, guest } = await call(world);
+    const { host, guest } = await world.call();
+  await sleep(2000);
     if (kbit > 0) network.cap(kbit);
     await sleep(8000);
     const [atGuest, atHost] = await Promise.all([mediaRate(guest, 5000), mediaRate(host, 5000)]);

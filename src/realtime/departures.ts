@@ -48,12 +48,11 @@ export function createDepartures({
       });
   }
 
-  function cancelHold(participantToken: string): boolean {
+  function cancelHold(participantToken: string): void {
     const hold = held.get(participantToken);
-    if (!hold) return false;
+    if (!hold) return;
     clearTimeout(hold.timer);
     held.delete(participantToken);
-    return true;
   }
 
   return {

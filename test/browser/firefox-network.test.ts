@@ -6,30 +6,18 @@
 // is not a secure context, so a pref lists it as one (getUserMedia needs it).
 // The guest's address changes twice mid-call: its page says so, comes back as
 // the same participant, and media flows both ways again (getStats on both sides).
-import net from 'node:net';
 import type { Page as ChromiumPage } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, inboundStats } from '../helpers/browser.js';
-import {
-  expectMediaFlowingFirefox,
-  FIREFOX_PATH,
-  firefoxParticipant,
-  firefoxSkipReason,
-  inboundStatsFirefox,
-  joinFirefox,
-  launchFirefox,
-  testId,
-} from '../helpers/firefox.js';
-import { joinCall, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
+import { expectMediaFlowing } from '../helpers/browser.js';
+import { FIREFOX_PATH, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
+import { freePort, joinCall, measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
 // Both throw or report nothing in CI: a missing tool fails the run there.
 const skip = skipReasonOrThrow() ?? firefoxSkipReason();
 if (skip) console.warn(skip);
-
-type Stats = { framesDecoded: number; audioPackets: number };
 
 let network: GuestNetwork | undefined;
 let world: NetworkWorld | undefined;
@@ -38,20 +26,12 @@ const contexts: BrowserContext[] = [];
 /** The Firefox page's console and errors, printed when the test fails. */
 const guestLog: string[] = [];
 
-async function freeLoopbackPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
   if (skip) return;
   cleanupStale();
   network = createGuestNetwork();
   world = await startNetworkWorld(network);
-  const debuggingPort = await freeLoopbackPort();
+  const debuggingPort = await freePort('127.0.0.1');
   await network.forwardLoopback(debuggingPort);
   firefox = await launchFirefox({
     executablePath: network.wrapperFor(FIREFOX_PATH),
@@ -70,38 +50,6 @@ afterAll(async () => {
   network?.destroy();
 });
 
-/** Resolves once no video is decoded and no audio received for 300 ms: the change has bitten. */
-async function stalled(stats: () => Promise<Stats>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await stats();
-  let quietSince = Date.now();
-  while (Date.now() < deadline) {
-    await sleep(50);
-    const now = await stats();
-    if (now.framesDecoded !== last.framesDecoded || now.audioPackets !== last.audioPackets) quietSince = Date.now();
-    else if (Date.now() - quietSince >= 300) return;
-    last = now;
-  }
-  throw new Error('media never stopped after the address change');
-}
-
-/** Like netns-world's measureRecovery, for either engine: ms from `sinceMs` until both totals grow again. */
-async function recovery(stats: () => Promise<Stats>, sinceMs: number, timeoutMs: number): Promise<number> {
-  let last = await stats();
-  const grown = { video: 0, audio: 0 };
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    await sleep(100);
-    const now = await stats();
-    // A peer connection replaced meanwhile starts from zero.
-    grown.video += now.framesDecoded >= last.framesDecoded ? now.framesDecoded - last.framesDecoded : now.framesDecoded;
-    grown.audio += now.audioPackets >= last.audioPackets ? now.audioPackets - last.audioPackets : now.audioPackets;
-    last = now;
-    if (grown.video > 0 && grown.audio > 0) return Date.now() - sinceMs;
-    if (Date.now() > deadline) throw new Error(`media did not come back within ${timeoutMs} ms: grew by ${grown.video} frames, ${grown.audio} audio packets`);
-  }
-}
-
 describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call', () => {
   it('recovers by itself, twice: the banner shows and goes, same participants, media back both ways', { timeout: 150_000 }, async () => {
     const room = await world!.createRoom();
@@ -111,13 +59,11 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
     const guest: Page = participant.page;
     guest.on('console', (m) => guestLog.push(`${new Date().toISOString()} console.${m.type()}: ${m.text()}`));
     guest.on('pageerror', (e) => guestLog.push(`${new Date().toISOString()} pageerror: ${String(e)}`));
-    const hostStats = () => inboundStats(host);
-    const guestStats = () => inboundStatsFirefox(guest);
 
     try {
       await joinCall(host, room.host_join_url, 'Dr Lee');
       await joinFirefox(guest, room.guest_join_url, 'Fox');
-      await Promise.all([expectMediaFlowingFirefox(guest), expectMediaFlowing(host)]);
+      await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
       const participants = async () => ((await world!.api('GET', `/api/rooms/${room.token}`)).json.current_participants as string[]).sort();
       const before = await participants();
       expect(before).toHaveLength(2);
@@ -128,10 +74,10 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
         guestLog.push(`${new Date().toISOString()} test: guest address now ${address}`);
         const banner = guest.waitForSelector(testId('reconnecting'), { visible: true, timeout: 5000 }).then(() => Date.now() - changedAt);
         banner.catch(() => {}); // awaited below
-        await stalled(guestStats);
+        await waitForStall(guest);
         // While it recovers, the guest is still in the call for the integrator.
         expect(await participants()).toEqual(before);
-        const [guestBack, hostBack] = await Promise.all([recovery(guestStats, changedAt, 20_000), recovery(hostStats, changedAt, 20_000)]);
+        const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 20_000), measureRecovery(host, changedAt, 20_000)]);
         const bannerAfter = await banner;
         const both = Math.max(guestBack, hostBack);
         console.log(
@@ -140,7 +86,7 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
         expect(both).toBeLessThan(15_000);
         await guest.waitForSelector(testId('reconnecting'), { hidden: true, timeout: 10_000 });
         expect(await participants()).toEqual(before);
-        await Promise.all([expectMediaFlowingFirefox(guest), expectMediaFlowing(host)]);
+        await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
         await sleep(1000);
       }
       expect(await participants()).toEqual(before);

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
-import { clickTestId, expectMediaFlowingFirefox, fillTestId, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
+import { clickTestId, fillTestId, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
 
 const skip = firefoxSkipReason();
 if (skip) console.warn(skip);
@@ -51,7 +51,7 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     const guest = await firefoxPage();
     await Promise.all([join(host, room.host_join_url, 'Dr. Ada'), joinFirefox(guest, room.guest_join_url, 'Fox')]);
 
-    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowingFirefox(guest)]);
+    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     expect(h.framesDecoded).toBeGreaterThan(0);
     expect(h.audioPackets).toBeGreaterThan(0);
     expect(g.framesDecoded).toBeGreaterThan(0);
@@ -92,7 +92,7 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     const guest = await firefoxPage();
     await Promise.all([joinFirefox(host, room.host_join_url, 'Host Fox'), joinFirefox(guest, room.guest_join_url, 'Guest Fox')]);
 
-    const [h, g] = await Promise.all([expectMediaFlowingFirefox(host), expectMediaFlowingFirefox(guest)]);
+    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     expect(h.framesDecoded).toBeGreaterThan(0);
     expect(h.audioPackets).toBeGreaterThan(0);
     expect(g.framesDecoded).toBeGreaterThan(0);

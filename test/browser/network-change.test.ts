@@ -4,10 +4,9 @@
 // page notices, says so, comes back as the same participant and media flows
 // both ways again. The timing targets (3 s median, 5 s worst) are measured by
 // bench/network-recovery.bench.ts; here a bound no frozen call can meet.
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, inboundStats } from '../helpers/browser.js';
-import { joinCall, measureRecovery, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
+import { expectMediaFlowing } from '../helpers/browser.js';
+import { measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
@@ -15,21 +14,6 @@ const skip = skipReasonOrThrow();
 
 let network: GuestNetwork;
 let world: NetworkWorld;
-
-/** Resolves once the page has decoded no video and received no audio for 300 ms: the change has bitten. */
-async function stalled(page: Page, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await inboundStats(page);
-  let quietSince = Date.now();
-  while (Date.now() < deadline) {
-    await sleep(50);
-    const now = await inboundStats(page);
-    if (now.framesDecoded !== last.framesDecoded || now.audioPackets !== last.audioPackets) quietSince = Date.now();
-    else if (Date.now() - quietSince >= 300) return;
-    last = now;
-  }
-  throw new Error('media never stopped after the address change');
-}
 
 describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
   // Inside the describe: nothing is made when the file skips.
@@ -47,12 +31,7 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
   });
 
   it('recovers by itself, twice in a row: told on both sides, same participant, media back both ways', { timeout: 120_000 }, async () => {
-    const room = await world.createRoom();
-    const host = await world.hostPage();
-    const guest = await world.guestPage();
-    await joinCall(host, room.host_join_url, 'Dr Lee');
-    await joinCall(guest, room.guest_join_url, 'Patient');
-    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    const { room, host, guest } = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     const participants = async () => ((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants as string[]).sort();
     const before = await participants();
     expect(before).toHaveLength(2);
@@ -61,7 +40,7 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
       const changedAt = Date.now();
       network.changeAddress();
       const banner = guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 5000 }).then(() => Date.now() - changedAt);
-      await stalled(guest);
+      await waitForStall(guest);
       // While it recovers, the guest is still in the call for the integrator.
       expect(await participants()).toEqual(before);
       const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 20_000), measureRecovery(host, changedAt, 20_000)]);
@@ -79,12 +58,7 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
   });
 
   it('tells the host on the guest\u2019s tile while the guest is gone, and stops saying it when the guest is back', { timeout: 90_000 }, async () => {
-    const room = await world.createRoom();
-    const host = await world.hostPage();
-    const guest = await world.guestPage();
-    await joinCall(host, room.host_join_url, 'Dr Lee');
-    await joinCall(guest, room.guest_join_url, 'Patient');
-    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    const { room, host, guest } = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('good');
     expect(await host.getByTestId('connection-quality').getAttribute('aria-label')).toMatch(/^Connection to Patient: good, round trip \d+ ms/);
 

@@ -2,10 +2,8 @@
 // server, the guest's in a network namespace of its own (test/helpers/netns.ts),
 // one fresh call per scenario. Each scenario prints its figure (fps, recovery
 // time) with console.log so that runs can be compared.
-import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing } from '../helpers/browser.js';
-import { joinCall, measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
+import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
@@ -15,23 +13,13 @@ const skip = skipReasonOrThrow();
 let network: GuestNetwork;
 let world: NetworkWorld;
 
-/** A fresh room with the host (root namespace) and the guest (its own namespace) in a call, media flowing both ways. */
-async function call(): Promise<{ host: Page; guest: Page }> {
-  const room = await world.createRoom();
-  const [host, guest] = await Promise.all([world.hostPage(), world.guestPage()]);
-  await joinCall(host, room.host_join_url, 'Host');
-  await joinCall(guest, room.guest_join_url, 'Guest');
-  await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
-  return { host, guest };
-}
-
 /**
  * Takes the guest's link down for `ms`, then measures how long after it is back
  * each side decodes the other's video and receives its audio again. Video is
  * the slower of the two: the receiver has to get a new key frame first.
  */
 async function outage(ms: number): Promise<{ guest: number; host: number }> {
-  const { host, guest } = await call();
+  const { host, guest } = await world.call();
   network.linkDown();
   await sleep(ms);
   network.linkUp();
@@ -69,7 +57,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
   });
 
   it('keeps video and audio going both ways at 300 kbit/s with 5% UDP loss', async () => {
-    const { host, guest } = await call();
+    const { host, guest } = await world.call();
     network.cap(300);
     network.loss(5);
     // Let congestion control find the new rate before measuring the steady state.

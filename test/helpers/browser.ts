@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page as FirefoxPage } from 'puppeteer-core';
 import { loadConfig } from '../../src/config.js';
 import { webDistDir } from '../../src/http/routes/web-assets.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -139,26 +140,42 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
   };
 }
 
+/**
+ * An init script for a participant's pages: keeps every RTCPeerConnection the
+ * page makes in window.__pcs, so that a test can read getStats(). Chromium's
+ * contexts (addInitScript) and Firefox's pages (evaluateOnNewDocument) run it alike.
+ */
+export function keepPeerConnections(): void {
+  const Native = window.RTCPeerConnection;
+  const all: RTCPeerConnection[] = [];
+  (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
+  window.RTCPeerConnection = class extends Native {
+    constructor(config?: RTCConfiguration) {
+      super(config);
+      all.push(this);
+    }
+  } as typeof RTCPeerConnection;
+}
+
 /** A browser context for one participant that keeps every RTCPeerConnection its pages make, so a test can read getStats(). */
 export async function participantContext(browser: Browser, viewport = { width: 1024, height: 720 }): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport });
-  await context.addInitScript(() => {
-    const Native = window.RTCPeerConnection;
-    const all: RTCPeerConnection[] = [];
-    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
-    window.RTCPeerConnection = class extends Native {
-      constructor(config?: RTCConfiguration) {
-        super(config);
-        all.push(this);
-      }
-    } as typeof RTCPeerConnection;
-  });
+  await context.addInitScript(keepPeerConnections);
   return context;
 }
 
+export interface InboundStats {
+  framesDecoded: number;
+  audioPackets: number;
+}
+
+/** A participant's page in either engine: Chromium through playwright, Firefox through puppeteer. */
+export type AnyPage = Page | FirefoxPage;
+
 /** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */
-export async function inboundStats(page: Page): Promise<{ framesDecoded: number; audioPackets: number }> {
-  return page.evaluate(async () => {
+export async function inboundStats(page: AnyPage): Promise<InboundStats> {
+  // Both libraries evaluate a function without arguments the same way; their signatures differ in generics only.
+  return (page as { evaluate(fn: () => Promise<InboundStats>): Promise<InboundStats> }).evaluate(async () => {
     let framesDecoded = 0;
     let audioPackets = 0;
     for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
@@ -175,7 +192,7 @@ export async function inboundStats(page: Page): Promise<{ framesDecoded: number;
 }
 
 /** Waits until the page decodes remote video and receives remote audio. */
-export async function expectMediaFlowing(page: Page, timeoutMs = 15_000): Promise<{ framesDecoded: number; audioPackets: number }> {
+export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stats = await inboundStats(page);

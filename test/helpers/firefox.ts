@@ -6,6 +6,7 @@
 // page is a hidden background tab (Firefox throttles those).
 import fs from 'node:fs';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import { keepPeerConnections } from './browser.js';
 
 export const FIREFOX_PATH = '/usr/bin/firefox-esr';
 
@@ -75,47 +76,8 @@ export async function firefoxParticipant(browser: Browser): Promise<{ context: B
   const context = await browser.createBrowserContext();
   // The window's own size: page.setViewport needs a BiDi command (emulation.setScreenOrientationOverride) Firefox 140 lacks.
   const page = await context.newPage({ type: 'window' });
-  await page.evaluateOnNewDocument(() => {
-    const Native = window.RTCPeerConnection;
-    const all: RTCPeerConnection[] = [];
-    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs = all;
-    window.RTCPeerConnection = class extends Native {
-      constructor(config?: RTCConfiguration) {
-        super(config);
-        all.push(this);
-      }
-    } as typeof RTCPeerConnection;
-  });
+  await page.evaluateOnNewDocument(keepPeerConnections);
   return { context, page };
-}
-
-/** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */
-export async function inboundStatsFirefox(page: Page): Promise<{ framesDecoded: number; audioPackets: number }> {
-  return page.evaluate(async () => {
-    let framesDecoded = 0;
-    let audioPackets = 0;
-    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-      if (pc.connectionState === 'closed') continue;
-      const stats = await pc.getStats();
-      stats.forEach((s) => {
-        if (s.type !== 'inbound-rtp') return;
-        if (s.kind === 'video') framesDecoded += s.framesDecoded ?? 0;
-        if (s.kind === 'audio') audioPackets += s.packetsReceived ?? 0;
-      });
-    }
-    return { framesDecoded, audioPackets };
-  });
-}
-
-/** Waits until the page decodes remote video and receives remote audio. */
-export async function expectMediaFlowingFirefox(page: Page, timeoutMs = 15_000): Promise<{ framesDecoded: number; audioPackets: number }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const stats = await inboundStatsFirefox(page);
-    if (stats.framesDecoded > 0 && stats.audioPackets > 0) return stats;
-    if (Date.now() > deadline) throw new Error(`Firefox: no remote media within ${timeoutMs} ms: ${JSON.stringify(stats)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 export const testId = (id: string) => `[data-testid="${id}"]`;

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { webDistDir } from '../../src/http/routes/web-assets.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { httpJson } from './api.js';
-import { CHROMIUM_ARGS, inboundStats, participantContext } from './browser.js';
+import { CHROMIUM_ARGS, expectMediaFlowing, inboundStats, participantContext, type AnyPage } from './browser.js';
 import type { GuestNetwork } from './netns.js';
 
 export interface NetworkWorld {
@@ -29,12 +29,14 @@ export interface NetworkWorld {
   hostPage(): Promise<Page>;
   /** A participant whose Chromium runs inside the guest's namespace. */
   guestPage(): Promise<Page>;
+  /** A fresh room with the host (root namespace) and the guest (its own namespace) in a call, media flowing both ways. */
+  call(names?: { host: string; guest: string }): Promise<{ room: Record<string, any>; host: Page; guest: Page }>;
   closeContexts(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A port free on `host` now (the server's PUBLIC_URL must name its port before it listens). */
-async function freePort(host: string): Promise<number> {
+export async function freePort(host: string): Promise<number> {
   const probe = net.createServer();
   await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, host, resolve));
   const { port } = probe.address() as net.AddressInfo;
@@ -82,18 +84,28 @@ export async function startNetworkWorld(network: GuestNetwork, env: Record<strin
     throw error;
   }
 
+  async function createRoom(overrides: Record<string, unknown> = {}) {
+    const res = await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString(), ...overrides });
+    if (res.status !== 201) throw new Error(`room not created: ${res.status} ${JSON.stringify(res.json)}`);
+    return res.json;
+  }
+
   return {
     base,
     server,
     network,
     api,
-    async createRoom(overrides = {}) {
-      const res = await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString(), ...overrides });
-      if (res.status !== 201) throw new Error(`room not created: ${res.status} ${JSON.stringify(res.json)}`);
-      return res.json;
-    },
+    createRoom,
     hostPage: () => page(hostBrowser),
     guestPage: () => page(guestBrowser),
+    async call(names = { host: 'Host', guest: 'Guest' }) {
+      const room = await createRoom();
+      const [host, guest] = await Promise.all([page(hostBrowser), page(guestBrowser)]);
+      await joinCall(host, room.host_join_url, names.host);
+      await joinCall(guest, room.guest_join_url, names.guest);
+      await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+      return { room, host, guest };
+    },
     closeContexts,
     async close() {
       await closeContexts();
@@ -124,7 +136,7 @@ export async function joinCall(page: Page, url: string, name?: string): Promise<
  * connection replaced meanwhile starts its counters at zero, so a total that
  * falls counts what follows from zero.
  */
-export async function measureRecovery(page: Page, sinceMs: number, timeoutMs = 30_000): Promise<number> {
+export async function measureRecovery(page: AnyPage, sinceMs: number, timeoutMs = 30_000): Promise<number> {
   let last = await inboundStats(page);
   const grown = { video: 0, audio: 0 };
   const deadline = Date.now() + timeoutMs;
@@ -141,8 +153,27 @@ export async function measureRecovery(page: Page, sinceMs: number, timeoutMs = 3
   }
 }
 
+/**
+ * Resolves once the page has decoded no video and received no audio for
+ * 300 ms: a change to the network has bitten (what follows is a recovery,
+ * not frames still in the jitter buffer).
+ */
+export async function waitForStall(page: AnyPage, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await inboundStats(page);
+  let quietSince = Date.now();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = await inboundStats(page);
+    if (now.framesDecoded !== last.framesDecoded || now.audioPackets !== last.audioPackets) quietSince = Date.now();
+    else if (Date.now() - quietSince >= 300) return;
+    last = now;
+  }
+  throw new Error(`media never stopped within ${timeoutMs} ms`);
+}
+
 /** Remote video frames decoded and audio packets received per second over `ms` (the call's steady state). */
-export async function mediaRate(page: Page, ms: number): Promise<{ fps: number; audioPps: number; frames: number; audioPackets: number }> {
+export async function mediaRate(page: AnyPage, ms: number): Promise<{ fps: number; audioPps: number; frames: number; audioPackets: number }> {
   const before = await inboundStats(page);
   await new Promise((resolve) => setTimeout(resolve, ms));
   const after = await inboundStats(page);

@@ -5,6 +5,7 @@
 // way out: leave, ejection when the room closes, being opened elsewhere.
 import type { RoomSettings, ServerMessage } from '../../src/realtime/protocol.js';
 import { createChat } from './in-call/chat.js';
+import { createConnectionHealth } from './in-call/connection-health.js';
 import { createControls } from './in-call/controls.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
 import { createLocalTile } from './in-call/local-tile.js';
@@ -19,9 +20,6 @@ import { stopStream } from './media.js';
 import { Mesh } from './mesh.js';
 
 type EndKind = 'left' | 'closed' | 'deleted' | 'replaced' | 'refused';
-
-/** Below this estimated send bitrate to every peer, the person is told that video gives way to sound. */
-const WEAK_LINK_KBPS = 150;
 
 export interface CallOptions {
   root: Element;
@@ -39,11 +37,6 @@ export function startCall(options: CallOptions): void {
   const { stream } = options;
   let settings: RoomSettings = { chat: false, screenshare: false, invites: false, audioIndicator: false };
   let ended = false;
-  /** Since the own connection dropped, until the call is back (rejoined, and media flowing again). */
-  let reconnecting = false;
-  /** Our media stalled and the server has not answered a probe yet. */
-  let inDoubt = false;
-  let reconnectingTimer: ReturnType<typeof setTimeout> | null = null;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
 
@@ -67,12 +60,8 @@ export function startCall(options: CallOptions): void {
     joinToken: options.joinToken,
     displayName: options.name,
     socket: options.socket,
-    onDown: () => setReconnecting(true),
-    // Our media stalled and the server does not answer either: it is our connection.
-    onDoubt: (doubt) => {
-      inDoubt = doubt;
-      stage.setReconnecting(reconnecting || inDoubt);
-    },
+    onDown: () => health.lost(),
+    onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
     onMessage: (message) => void onMessage(message),
     onEnd: finish,
@@ -83,15 +72,8 @@ export function startCall(options: CallOptions): void {
     send: (to, data) => signaling.send({ type: 'signal', to, data }),
     onTrack: (peerId, track, from) => peers.track(peerId, track, from),
     onState: (peerId, state) => {
-      if (state === 'connected') {
-        peers.connectionLost(peerId, false);
-        if (reconnecting && connection.joined()) setReconnecting(false);
-      }
-      if (state === 'disconnected' || state === 'failed') {
-        blamePeer(peerId);
-        // Perhaps our own network changed: a socket that cannot answer now is replaced at once.
-        signaling.probe();
-      }
+      if (state === 'connected') health.peerFlowing(peerId);
+      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
     },
   });
   mesh.addTracks(stream);
@@ -102,28 +84,20 @@ export function startCall(options: CallOptions): void {
     onRemove: (peerId) => mesh.remove(peerId),
   });
 
-  /** Our own link is too thin for video: what the estimated send bitrate to every peer says. */
-  let weakLink = false;
-  const sendKbps = new Map<string, number | null>();
-  const stopQuality = watchQuality(
-    () => mesh.byPeer(),
-    (peerId, quality) => {
-      peers.quality(peerId, quality);
-      sendKbps.set(peerId, quality.sendKbps);
-      const all = mesh.byPeer().map(([id]) => sendKbps.get(id));
-      const weak = all.length > 0 && all.every((kbps) => typeof kbps === 'number' && kbps < WEAK_LINK_KBPS);
-      if (weak !== weakLink) stage.say(weak ? text.weakLink : '');
-      weakLink = weak;
-    },
-  );
+  const health = createConnectionHealth({
+    setBanner: stage.setReconnecting,
+    say: stage.say,
+    peers,
+    connections: () => mesh.byPeer(),
+    signalingHealthy: () => signaling.healthy,
+    probe: () => signaling.probe(),
+  });
+  const stopQuality = watchQuality(() => mesh.byPeer(), health.quality);
   const mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
     // Is it us? The server answers at once if our own connection is fine.
     onStall: () => signaling.probe(),
-    onLost: (peerId) => blamePeer(peerId),
-    onFlow: (peerId) => {
-      peers.connectionLost(peerId, false);
-      if (reconnecting && connection.joined() && signaling.healthy) setReconnecting(false);
-    },
+    onLost: health.peerLost,
+    onFlow: health.peerFlowing,
   });
 
   // Where the browser tells of network changes, they are hints to check the connection now.
@@ -132,29 +106,6 @@ export function startCall(options: CallOptions): void {
   window.addEventListener('online', onNetworkChange);
   window.addEventListener('offline', onNetworkChange);
   networkInfo?.addEventListener('change', onNetworkChange);
-
-  /**
-   * The banner goes when the call is back: rejoined, and a connection to a
-   * peer up again (or nobody to connect to). After 10 s back in the call the
-   * peers' tiles say what is still missing, and the banner goes anyway.
-   */
-  function setReconnecting(on: boolean) {
-    reconnecting = on;
-    stage.setReconnecting(reconnecting || inDoubt);
-    if (reconnectingTimer) clearTimeout(reconnectingTimer);
-    reconnectingTimer = null;
-  }
-
-  /** A peer's media is gone: its tile says so, unless our own connection is what broke (the banner says that). */
-  function blamePeer(peerId: string) {
-    if (!reconnecting && !inDoubt && signaling.healthy) peers.connectionLost(peerId, true);
-  }
-
-  function callIsBack() {
-    const connections = mesh.byPeer();
-    if (connections.length === 0 || connections.some(([, pc]) => pc.connectionState === 'connected')) return setReconnecting(false);
-    if (!reconnectingTimer) reconnectingTimer = setTimeout(() => setReconnecting(false), 10_000);
-  }
 
   const screenShare = createScreenShare({
     request: (message) => signaling.request(message),
@@ -205,7 +156,7 @@ export function startCall(options: CallOptions): void {
         mesh.add(info.id, true);
       }
     }
-    if (reconnecting) callIsBack();
+    health.rejoined();
     signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
     await screenShare.announceAgain();
     render();
@@ -217,7 +168,7 @@ export function startCall(options: CallOptions): void {
         if (peers.has(message.peer.id)) {
           // Back after its own drop: it restarts the connection; what it missed is sent again.
           mesh.peerBack(message.peer.id);
-          if (mesh.byPeer().some(([id, pc]) => id === message.peer.id && pc.connectionState === 'connected')) peers.connectionLost(message.peer.id, false);
+          if (mesh.isConnected(message.peer.id)) health.peerFlowing(message.peer.id);
         } else {
           peers.add(message.peer);
         }
@@ -297,7 +248,7 @@ export function startCall(options: CallOptions): void {
     mesh.close();
     stopQuality();
     mediaWatch.stop();
-    setReconnecting(false);
+    health.stop();
     window.removeEventListener('online', onNetworkChange);
     window.removeEventListener('offline', onNetworkChange);
     networkInfo?.removeEventListener('change', onNetworkChange);

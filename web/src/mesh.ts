@@ -233,6 +233,10 @@ export class Mesh {
     }
   }
 
+  isConnected(id: string): boolean {
+    return this.peers.get(id)?.pc.connectionState === 'connected';
+  }
+
   /** The connection to each peer, by peer id. */
   byPeer(): [string, RTCPeerConnection][] {
     return [...this.peers.entries()].map(([id, p]) => [id, p.pc]);

@@ -1,0 +1,104 @@
+// What the page says about its connections, with recorders for the screen and
+// plain objects for the peer connections (only their connectionState is read).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createConnectionHealth } from './connection-health.js';
+import type { Quality } from './quality.js';
+import { text } from './strings.js';
+
+function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealthy = true) {
+  const seen = { banner: false, said: [] as string[], lost: new Map<string, boolean>(), probes: 0 };
+  const health = createConnectionHealth({
+    setBanner: (on) => void (seen.banner = on),
+    say: (message) => void seen.said.push(message),
+    peers: { connectionLost: (id, lost) => void seen.lost.set(id, lost), quality: () => {} },
+    connections: () => Object.entries(states).map(([id, connectionState]) => [id, { connectionState } as RTCPeerConnection]),
+    signalingHealthy: () => signalingHealthy,
+    probe: () => void seen.probes++,
+  });
+  return { health, seen, states };
+}
+
+const quality = (sendKbps: number | null): Quality => ({ level: 'good', rttMs: 40, loss: 0, sendKbps });
+
+afterEach(() => vi.useRealTimers());
+
+describe('connection health', () => {
+  it('shows the banner from the drop until rejoined with media flowing', () => {
+    const { health, seen, states } = fixture({ a: 'connected' });
+    health.lost();
+    expect(seen.banner).toBe(true);
+    states.a = 'disconnected';
+    health.rejoined();
+    expect(seen.banner).toBe(true); // rejoined, but no media yet
+    health.peerFlowing('a');
+    expect(seen.banner).toBe(false);
+  });
+
+  it('takes the banner down at once when rejoined with a connection up, or with nobody to connect to', () => {
+    const up = fixture({ a: 'connected' });
+    up.health.lost();
+    up.health.rejoined();
+    expect(up.seen.banner).toBe(false);
+    const alone = fixture({});
+    alone.health.lost();
+    alone.health.rejoined();
+    expect(alone.seen.banner).toBe(false);
+  });
+
+  it('does not take the banner down for media that flows before the page has rejoined', () => {
+    const { health, seen } = fixture({ a: 'connected' });
+    health.lost();
+    health.peerFlowing('a');
+    expect(seen.banner).toBe(true);
+  });
+
+  it('gives up waiting for media 10 s after rejoining: the tiles say what is missing', () => {
+    vi.useFakeTimers();
+    const { health, seen } = fixture({ a: 'failed' });
+    health.lost();
+    health.rejoined();
+    vi.advanceTimersByTime(9_999);
+    expect(seen.banner).toBe(true);
+    vi.advanceTimersByTime(1);
+    expect(seen.banner).toBe(false);
+  });
+
+  it('shows the banner while a probe is in doubt, and not after it is answered', () => {
+    const { health, seen } = fixture({ a: 'connected' });
+    health.doubt(true);
+    expect(seen.banner).toBe(true);
+    health.doubt(false);
+    expect(seen.banner).toBe(false);
+  });
+
+  it('blames the peer on its tile only while our own connection is fine, and checks ours either way', () => {
+    const fine = fixture({ a: 'disconnected' });
+    fine.health.peerLost('a');
+    expect(fine.seen.lost.get('a')).toBe(true);
+    expect(fine.seen.probes).toBe(1);
+
+    const ours = fixture({ a: 'disconnected' });
+    ours.health.doubt(true);
+    ours.health.peerLost('a');
+    expect(ours.seen.lost.has('a')).toBe(false);
+    expect(ours.seen.probes).toBe(1);
+
+    const unhealthy = fixture({ a: 'disconnected' }, false);
+    unhealthy.health.peerLost('a');
+    expect(unhealthy.seen.lost.has('a')).toBe(false);
+  });
+
+  it('says the link is weak once every peer\u2019s send estimate is under 150 kbit/s, and takes it back', () => {
+    const { health, seen } = fixture({ a: 'connected', b: 'connected' });
+    health.quality('a', quality(100));
+    expect(seen.said).toEqual([]); // b not known yet
+    health.quality('b', quality(140));
+    expect(seen.said).toEqual([text.weakLink]);
+    health.quality('b', quality(120));
+    expect(seen.said).toEqual([text.weakLink]); // said once
+    health.quality('a', quality(600));
+    expect(seen.said).toEqual([text.weakLink, '']);
+    health.quality('a', quality(null)); // a browser without an estimate is never called weak
+    expect(seen.said).toEqual([text.weakLink, '']);
+  });
+});

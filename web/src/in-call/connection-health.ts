@@ -1,0 +1,104 @@
+// What the page tells its person about the call's connections (docs/call.md,
+// "Recovering"): the banner while its own connection is being re-established
+// (or a probe of it goes unanswered), a notice on a peer's tile while that
+// peer's media is gone and our own connection is fine, the quality bars, and
+// a word when its own link is too thin for video.
+import type { Quality } from './quality.js';
+import type { RemotePeers } from './remote-peers.js';
+import { text } from './strings.js';
+
+/** Below this estimated send bitrate to every peer, the person is told that video gives way to sound. */
+export const WEAK_LINK_KBPS = 150;
+/** Back in the call but no media yet after this long: the banner goes, the tiles say what is still missing. */
+const BACK_AT_THE_LATEST_MS = 10_000;
+
+export interface ConnectionHealthOptions {
+  setBanner(on: boolean): void;
+  say(message: string): void;
+  peers: Pick<RemotePeers, 'connectionLost' | 'quality'>;
+  /** The peer connections by peer id. */
+  connections(): [string, RTCPeerConnection][];
+  /** Whether the signaling connection is open and was heard from lately. */
+  signalingHealthy(): boolean;
+  /** Asks the server whether our own connection is fine (replaced if it does not answer). */
+  probe(): void;
+}
+
+export function createConnectionHealth(options: ConnectionHealthOptions) {
+  const { peers } = options;
+  /** Our signaling connection dropped and the call is not back yet. */
+  let down = false;
+  /** Joined again since the drop: the call is back as soon as media flows. */
+  let rejoined = false;
+  /** A probe of our connection has gone unanswered for a moment. */
+  let inDoubt = false;
+  let backTimer: ReturnType<typeof setTimeout> | null = null;
+  let weakLink = false;
+  const sendKbps = new Map<string, number | null>();
+
+  function showBanner() {
+    options.setBanner(down || inDoubt);
+  }
+
+  function back() {
+    down = false;
+    if (backTimer) clearTimeout(backTimer);
+    backTimer = null;
+    showBanner();
+  }
+
+  return {
+    /** Our signaling connection dropped; a new one is on its way. */
+    lost(): void {
+      down = true;
+      rejoined = false;
+      if (backTimer) clearTimeout(backTimer);
+      backTimer = null;
+      showBanner();
+    },
+
+    doubt(on: boolean): void {
+      inDoubt = on;
+      showBanner();
+    },
+
+    /** Joined again after a drop: back now if media flows (or there is nobody to connect to), else when it does. */
+    rejoined(): void {
+      if (!down) return;
+      rejoined = true;
+      const connections = options.connections();
+      if (connections.length === 0 || connections.some(([, pc]) => pc.connectionState === 'connected')) return back();
+      backTimer ??= setTimeout(back, BACK_AT_THE_LATEST_MS);
+    },
+
+    /** Media from this peer flows (again). */
+    peerFlowing(peerId: string): void {
+      peers.connectionLost(peerId, false);
+      if (down && rejoined && options.signalingHealthy()) back();
+    },
+
+    /**
+     * Media from this peer is gone. Its tile says so unless our own connection
+     * is what broke (the banner says that); either way, our connection is checked.
+     */
+    peerLost(peerId: string): void {
+      if (!down && !inDoubt && options.signalingHealthy()) peers.connectionLost(peerId, true);
+      options.probe();
+    },
+
+    /** A quality sample of the connection to this peer; our own link is weak when every peer's send estimate is. */
+    quality(peerId: string, quality: Quality): void {
+      peers.quality(peerId, quality);
+      sendKbps.set(peerId, quality.sendKbps);
+      const estimates = options.connections().map(([id]) => sendKbps.get(id));
+      const weak = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < WEAK_LINK_KBPS);
+      if (weak !== weakLink) options.say(weak ? text.weakLink : '');
+      weakLink = weak;
+    },
+
+    stop(): void {
+      if (backTimer) clearTimeout(backTimer);
+      options.setBanner(false);
+    },
+  };
+}
