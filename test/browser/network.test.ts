@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
+import { text } from '../../web/src/in-call/strings.js';
 
 // In CI a missing tool or root throws here (never skips); elsewhere the file skips, saying why.
 const skip = skipReasonOrThrow();
@@ -73,6 +74,22 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
       // Opus sends 50 packets/s; 5% loss leaves ~47, and some were in flight at the window's edges.
       expect(side.audioPps).toBeGreaterThanOrEqual(30);
     }
+  });
+
+  it('keeps the voice at 80 kbit/s while video gives way, and tells both people', { timeout: 60_000 }, async () => {
+    const { host, guest } = await world.call();
+    network.cap(80);
+    await sleep(8000);
+    const [g, h] = await Promise.all([mediaRate(guest, 5000), mediaRate(host, 5000)]);
+    console.log(
+      `[network] 80 kbit/s, over 5 s: guest decodes ${g.fps.toFixed(1)} fps (${g.audioPps.toFixed(0)} audio pkt/s), ` +
+        `host decodes ${h.fps.toFixed(1)} fps (${h.audioPps.toFixed(0)} audio pkt/s)`,
+    );
+    // Opus sends 50 packets/s: the voice must get through where a 30 fps picture cannot.
+    for (const side of [g, h]) expect(side.audioPps).toBeGreaterThanOrEqual(30);
+    // The person on the thin link is told why the picture suffers; the other sees it on the tile.
+    await guest.getByText(text.weakLink).waitFor({ timeout: 10_000 });
+    await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
   });
 
   it('recovers within 10 s after a 3 s outage of the guest\u2019s link', async () => {

@@ -112,6 +112,32 @@ describe('a dropped connection', () => {
   });
 });
 
+describe('a reloaded page', () => {
+  it('comes back as the same participant; the other side sees a new connection and answers with one of its own', async () => {
+    const room = await world.createRoom();
+    const host = await world.participant();
+    const guest = await world.participant();
+    await join(host, room.host_join_url, 'Host');
+    await join(guest, room.guest_join_url, 'Guest');
+    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
+    const hostPcs = () => host.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.map((pc) => pc.connectionState));
+
+    // A reload mid-call (the participant token is in sessionStorage): the join screen, with the name
+    // the guest joined with, then Join again.
+    await guest.reload();
+    expect(await guest.getByTestId('name-input').inputValue()).toBe('Guest');
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('leave-button').waitFor();
+    // The host replaced its connection (the guest's DTLS fingerprint is new) rather than talking to a dead one.
+    await expect.poll(hostPcs, { timeout: 10_000 }).toEqual(['closed', 'connected']);
+    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    const after = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
+    expect(after).toEqual(before);
+    expect(await host.getByTestId('remote-video').count()).toBe(1);
+  });
+});
+
 describe('speed', () => {
   it('measures the time from Join to the first decoded remote frame', async () => {
     const samples: number[] = [];

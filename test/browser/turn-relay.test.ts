@@ -2,11 +2,10 @@
 // ICE_TRANSPORT_POLICY=relay, short-lived credentials from TURN_SECRET (the
 // coturn REST scheme). Host and guest still decode each other's video, and
 // the selected candidate pair is a relayed one on both sides.
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
-import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { expectMediaFlowing, join, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 const SECRET = 'turn-test-secret-0123456789';
 let turn: { url: string; stop(): Promise<void> };
@@ -20,26 +19,6 @@ afterAll(async () => {
   await world?.close();
   await turn?.stop();
 });
-
-/** Types of the local and remote candidates of each connection's selected pair. */
-async function selectedPairs(page: Page): Promise<{ local: string; remote: string }[]> {
-  return page.evaluate(async () => {
-    const pairs: { local: string; remote: string }[] = [];
-    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-      if (pc.connectionState !== 'connected') continue;
-      const stats = await pc.getStats();
-      const byId = new Map<string, any>();
-      stats.forEach((s) => byId.set(s.id, s));
-      stats.forEach((s) => {
-        if (s.type === 'transport' && s.selectedCandidatePairId) {
-          const pair = byId.get(s.selectedCandidatePairId);
-          pairs.push({ local: byId.get(pair.localCandidateId)?.candidateType, remote: byId.get(pair.remoteCandidateId)?.candidateType });
-        }
-      });
-    }
-    return pairs;
-  });
-}
 
 describe('a relay-only call through coturn', () => {
   it('connects host and guest through TURN with per-participant credentials', async () => {

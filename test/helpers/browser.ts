@@ -191,6 +191,26 @@ export async function inboundStats(page: AnyPage): Promise<InboundStats> {
   });
 }
 
+/** Types of the local and remote candidates of each connection's selected pair. */
+export async function selectedPairs(page: Page): Promise<{ local: string; remote: string }[]> {
+  return page.evaluate(async () => {
+    const pairs: { local: string; remote: string }[] = [];
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState !== 'connected') continue;
+      const stats = await pc.getStats();
+      const byId = new Map<string, any>();
+      stats.forEach((s) => byId.set(s.id, s));
+      stats.forEach((s) => {
+        if (s.type === 'transport' && s.selectedCandidatePairId) {
+          const pair = byId.get(s.selectedCandidatePairId);
+          pairs.push({ local: byId.get(pair.localCandidateId)?.candidateType, remote: byId.get(pair.remoteCandidateId)?.candidateType });
+        }
+      });
+    }
+    return pairs;
+  });
+}
+
 /** Waits until the page decodes remote video and receives remote audio. */
 export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;

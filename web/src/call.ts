@@ -5,6 +5,7 @@ import './call.css';
 import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { startCall } from './in-call.js';
+import { rememberedName } from './in-call/reconnection.js';
 import { showPrejoin } from './prejoin.js';
 import { signalingUrl, warmSocket } from './signaling.js';
 
@@ -26,7 +27,9 @@ async function main() {
   const root = document.getElementById('app')!;
   const data = JSON.parse(document.getElementById('parley-data')!.textContent!) as JoinPageData;
   const warm = warmSocket(signalingUrl());
-  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName: data.displayName });
+  // After a reload mid-call, the name the person joined with.
+  const displayName = rememberedName(data.joinToken) ?? data.displayName;
+  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName });
   startCall({
     root,
     joinToken: data.joinToken,

@@ -33,6 +33,12 @@ export interface CallConnection {
 }
 
 const storageKey = (joinToken: string) => `parley:participant:${joinToken}`;
+const nameKey = (joinToken: string) => `parley:name:${joinToken}`;
+
+/** The name this tab joined with through this link, for a reload mid-call to offer again. */
+export function rememberedName(joinToken: string): string | null {
+  return sessionStorage.getItem(nameKey(joinToken));
+}
 
 export function connectCall(options: CallConnectionOptions): CallConnection {
   let joined: Joined | null = null;
@@ -68,12 +74,16 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
     }
     joined = reply;
     sessionStorage.setItem(storageKey(options.joinToken), reply.participantToken);
+    sessionStorage.setItem(nameKey(options.joinToken), reply.self.name);
     await options.onJoined(reply);
   }
 
   return {
     signaling,
     joined: () => joined,
-    forget: () => sessionStorage.removeItem(storageKey(options.joinToken)),
+    forget: () => {
+      sessionStorage.removeItem(storageKey(options.joinToken));
+      sessionStorage.removeItem(nameKey(options.joinToken));
+    },
   };
 }
