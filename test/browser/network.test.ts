@@ -3,10 +3,11 @@
 // one fresh call per scenario. Each scenario prints its figure (fps, recovery
 // time) with console.log so that runs can be compared.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { text } from '../../web/src/in-call/strings.js';
+import { watchBanner } from '../helpers/browser.js';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
-import { text } from '../../web/src/in-call/strings.js';
 
 // In CI a missing tool or root throws here (never skips); elsewhere the file skips, saying why.
 const skip = skipReasonOrThrow();
@@ -78,6 +79,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
 
   it('keeps the voice at 80 kbit/s while video gives way, and tells both people', { timeout: 60_000 }, async () => {
     const { host, guest } = await world.call();
+    const bannerShown = await watchBanner(guest);
     network.cap(80);
     await sleep(8000);
     const [g, h] = await Promise.all([mediaRate(guest, 5000), mediaRate(host, 5000)]);
@@ -90,6 +92,9 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     // The person on the thin link is told why the picture suffers; the other sees it on the tile.
     await guest.getByText(text.weakLink).waitFor({ timeout: 10_000 });
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
+    // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
+    expect(await bannerShown()).toBe(false);
+    expect(await guest.getByText('Reconnected.').count()).toBe(0);
   });
 
   it('recovers within 10 s after a 3 s outage of the guest\u2019s link', async () => {

@@ -1,7 +1,7 @@
 // Settings, closing and connection drops, seen from real browsers; and the
 // time from Join to the first decoded remote frame (docs/call.md).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { expectMediaFlowing, inboundStats, join, startWorld, watchBanner, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 
@@ -89,14 +89,9 @@ describe('a dropped connection', () => {
 
     // Only the signaling connections break (the media path stays): the page says so, and comes back.
     // The banner may show for a few milliseconds only (the first new connection goes out at once): watch for it.
-    await guest.evaluate(() => {
-      const banner = document.querySelector('[data-testid="reconnecting"]') as HTMLElement;
-      new MutationObserver(() => {
-        if (!banner.hidden) (window as unknown as { __bannerShown: boolean }).__bannerShown = true;
-      }).observe(banner, { attributes: true });
-    });
+    const bannerShown = await watchBanner(guest);
     world.relay.cut();
-    await expect.poll(() => guest.evaluate(() => (window as unknown as { __bannerShown?: boolean }).__bannerShown === true), { timeout: 5000 }).toBe(true);
+    await expect.poll(bannerShown, { timeout: 5000 }).toBe(true);
     await guest.getByText('Reconnected.').waitFor({ timeout: 10_000 });
     await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 10_000 });
     // The resume kept the connection it had (media never stopped on it) instead of building a new one.

@@ -211,6 +211,22 @@ export async function selectedPairs(page: Page): Promise<{ local: string; remote
   });
 }
 
+/**
+ * Starts watching the page's reconnecting banner (data-testid="reconnecting");
+ * the returned function tells whether it has shown since, even for a moment.
+ */
+export async function watchBanner(page: Page): Promise<() => Promise<boolean>> {
+  await page.evaluate(() => {
+    const banner = document.querySelector('[data-testid="reconnecting"]') as HTMLElement;
+    const seen = window as unknown as { __bannerShown: boolean };
+    seen.__bannerShown = !banner.hidden;
+    new MutationObserver(() => {
+      if (!banner.hidden) seen.__bannerShown = true;
+    }).observe(banner, { attributes: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { __bannerShown: boolean }).__bannerShown);
+}
+
 /** Waits until the page decodes remote video and receives remote audio. */
 export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;

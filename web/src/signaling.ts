@@ -18,12 +18,22 @@ const FINAL_CODES = new Set([1000, 4001, 4002, 4004]);
 type Body<T> = T extends unknown ? Omit<T, 'requestId'> : never;
 
 export const PING_EVERY_MS = 1000;
-/** No frame for this long (two missed pongs and some): the connection is dead. Generous for a thin, queued link. */
+/** No frame for this long (two missed pongs and some): the connection is dead. */
 export const DEAD_AFTER_MS = 3500;
 /** After a hint that the network changed, an answer must come this fast. */
 export const PROBE_MS = 1000;
 /** A probe unanswered this long already says the connection is in doubt (the page may show it). */
 export const DOUBT_AFTER_MS = 250;
+
+/**
+ * Each wait is at least its constant, and longer on a link whose pongs come
+ * slowly (as TCP's retransmission timeout follows the round trip): at
+ * 80 kbit/s a queue of a few hundred milliseconds is normal, not a dead link,
+ * and must neither show the banner nor replace the connection.
+ */
+export function waitFor(base: number, smoothedRttMs: number, rtts: number): number {
+  return Math.max(base, rtts * smoothedRttMs);
+}
 
 export interface SignalingEvents {
   onMessage(message: Notification): void;
@@ -43,6 +53,10 @@ export class Signaling {
   private stopped = false;
   private opened = false;
   private lastHeard = 0;
+  /** When the ping now waiting for its pong went out (one at a time is measured). */
+  private pingSentAt: number | null = null;
+  /** Smoothed round trip of ping to pong, in milliseconds (0 until measured). */
+  private srtt = 0;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private probeTimer: ReturnType<typeof setTimeout> | null = null;
   private doubtTimer: ReturnType<typeof setTimeout> | null = null;
@@ -72,7 +86,7 @@ export class Signaling {
       this.heard();
       this.clearDoubt();
       const message = JSON.parse(String(event.data)) as ServerMessage;
-      if (message.type === 'pong') return;
+      if (message.type === 'pong') return this.measure();
       if ('requestId' in message && message.requestId && this.pending.has(message.requestId)) {
         const resolve = this.pending.get(message.requestId)!;
         this.pending.delete(message.requestId);
@@ -106,17 +120,34 @@ export class Signaling {
     }
     if (this.probeTimer || this.socket.readyState !== WebSocket.OPEN) return;
     const asked = Date.now();
-    this.send({ type: 'ping' });
+    this.ping();
     this.doubtTimer = setTimeout(() => {
       this.doubtTimer = null;
       if (this.lastHeard >= asked) return;
       this.inDoubt = true;
       this.events.onDoubt?.(true);
-    }, DOUBT_AFTER_MS);
+    }, waitFor(DOUBT_AFTER_MS, this.srtt, 3));
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null;
       if (this.lastHeard < asked) this.lost();
-    }, PROBE_MS);
+    }, waitFor(PROBE_MS, this.srtt, 4));
+  }
+
+  private ping(): void {
+    this.pingSentAt ??= Date.now();
+    this.send({ type: 'ping' });
+  }
+
+  /** A pong: one more sample of the round trip. */
+  private measure(): void {
+    if (this.pingSentAt === null) return;
+    const sample = Date.now() - this.pingSentAt;
+    this.pingSentAt = null;
+    this.srtt = this.srtt === 0 ? sample : 0.8 * this.srtt + 0.2 * sample;
+  }
+
+  private deadAfter(): number {
+    return waitFor(DEAD_AFTER_MS, this.srtt, 6);
   }
 
   private clearDoubt(): void {
@@ -129,7 +160,7 @@ export class Signaling {
 
   /** Whether a connection is open and was heard from lately. */
   get healthy(): boolean {
-    return this.socket?.readyState === WebSocket.OPEN && Date.now() - this.lastHeard < DEAD_AFTER_MS;
+    return this.socket?.readyState === WebSocket.OPEN && Date.now() - this.lastHeard < this.deadAfter();
   }
 
   private heard(): void {
@@ -140,8 +171,8 @@ export class Signaling {
     this.heard();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = setInterval(() => {
-      if (Date.now() - this.lastHeard > DEAD_AFTER_MS) return this.lost();
-      this.send({ type: 'ping' });
+      if (Date.now() - this.lastHeard > this.deadAfter()) return this.lost();
+      this.ping();
     }, PING_EVERY_MS);
   }
 
@@ -153,6 +184,7 @@ export class Signaling {
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.heartbeat = null;
     this.probeTimer = null;
+    this.pingSentAt = null;
     // No more doubt: the connection is gone (onDown follows) or closed on purpose.
     this.clearDoubt();
     if (socket) {

@@ -34,7 +34,8 @@ export const text = {
 
   reconnecting: 'Connection lost. Reconnecting\u2026',
   peerReconnecting: (name: string) => `Connection lost. Waiting for ${name} to reconnect\u2026`,
-  peerPoor: (name: string) => `${name}\u2019s connection is poor`,
+  // Neutral: a poor path to someone may be their link or ours (ours is said in the status line).
+  peerPoor: (name: string) => `Poor connection with ${name}`,
   qualityUnknown: (name: string) => `Connection to ${name}: measuring`,
   qualityLost: (name: string) => `Connection to ${name}: lost`,
   quality: (name: string, q: { level: 'good' | 'fair' | 'poor'; rttMs: number | null; loss: number | null }) =>
