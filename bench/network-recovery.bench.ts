@@ -50,6 +50,7 @@ async function recoveries(world: NetworkWorld, network: GuestNetwork, kind: 'cha
       since = Date.now();
     }
     times.push(await bothBack(host, guest, since));
+    console.log(`${kind} ${i + 1}/${runs}: ${times.at(-1)} ms`);
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     await sleep(3000);
   }

@@ -169,7 +169,7 @@ export async function waitForStall(page: AnyPage, timeoutMs = 10_000): Promise<v
     else if (Date.now() - quietSince >= 300) return;
     last = now;
   }
-  throw new Error(`media never stopped within ${timeoutMs} ms`);
+  throw new Error(`media never stopped within ${timeoutMs} ms (now ${JSON.stringify(last)})`);
 }
 
 /** Remote video frames decoded and audio packets received per second over `ms` (the call's steady state). */
