@@ -51,11 +51,8 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     const guest = await firefoxPage();
     await Promise.all([join(host, room.host_join_url, 'Dr. Ada'), joinFirefox(guest, room.guest_join_url, 'Fox')]);
 
-    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
-    expect(h.framesDecoded).toBeGreaterThan(0);
-    expect(h.audioPackets).toBeGreaterThan(0);
-    expect(g.framesDecoded).toBeGreaterThan(0);
-    expect(g.audioPackets).toBeGreaterThan(0);
+    // Each side decodes the other's video and receives its audio (getStats), or this throws.
+    await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     // The decoded frames reach the tiles on both sides, under the right names.
     await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => host.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
@@ -92,11 +89,8 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     const guest = await firefoxPage();
     await Promise.all([joinFirefox(host, room.host_join_url, 'Host Fox'), joinFirefox(guest, room.guest_join_url, 'Guest Fox')]);
 
-    const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
-    expect(h.framesDecoded).toBeGreaterThan(0);
-    expect(h.audioPackets).toBeGreaterThan(0);
-    expect(g.framesDecoded).toBeGreaterThan(0);
-    expect(g.audioPackets).toBeGreaterThan(0);
+    // Each side decodes the other's video and receives its audio (getStats), or this throws.
+    await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     await expect.poll(() => remoteVideoWidth(host), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await count(host, 'remote-video')).toBe(1);
