@@ -227,7 +227,9 @@ describe('hostile headers', () => {
         seen.add(res.statusCode);
         expect([200, 201, 400, 404, 412, 422]).toContain(res.statusCode);
       }),
-      { numRuns: RUNS },
+      // A well-formed key with a stale ETag (412) is rare among random pairs (one CI run drew none in 150):
+      // one case of each answer the tally demands (412, 201, 400) always runs first, then the random ones.
+      { numRuns: RUNS, examples: [['retry-7f3c', '"99999999999"', 'PUT'], ['retry-8e2d', '*', 'POST'], ['retry-9a1b', '"', 'PUT']] },
     );
     seen.expectSome(201, 400, 412);
   });
