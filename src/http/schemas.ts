@@ -40,6 +40,9 @@ export const RoomInputSchema = Type.Object(
     enable_screenshare: Type.Optional(Type.Boolean({ default: true })),
     enable_invites: Type.Optional(Type.Boolean({ default: true })),
     enable_audio_indicator: Type.Optional(Type.Boolean({ default: true })),
+    enable_waiting_room: Type.Optional(
+      Type.Boolean({ default: false, description: 'Extension: guests wait until the host admits them (docs/call.md "Waiting room").' }),
+    ),
     additional_guest_count: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 20, description: 'Extra guest tokens; needs the additional_participants feature.' }),
     ),
@@ -66,7 +69,9 @@ export const RoomSchema = Type.Object(
     enable_screenshare: Type.Boolean(),
     enable_invites: Type.Boolean(),
     enable_audio_indicator: Type.Boolean(),
+    enable_waiting_room: Type.Boolean(),
     current_participants: Type.Array(Type.String()),
+    waiting_participants: Type.Array(Type.String(), { description: 'Extension: participant tokens waiting to be admitted now, oldest first.' }),
     expected_guest_count: Type.Integer(),
     scheduled_at: dateTime,
     meeting_duration: Type.Integer(),

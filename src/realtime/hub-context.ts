@@ -9,6 +9,7 @@ import type { RoomEventBus } from './buses/room-event-bus.js';
 import type { SignalBus } from './buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
+import { receiveDecision } from './handlers/host-controls.js';
 import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
@@ -49,10 +50,16 @@ export interface HubContext {
 export function createHubContext(options: HubOptions): HubContext {
   const { participation, clock, log } = options;
   const inFlight = createInFlight();
-  const rooms = createRoomRegistry({ bus: options.bus, log });
+  const rooms = createRoomRegistry({
+    bus: options.bus,
+    log,
+    onDecision: (session, decision) => {
+      inFlight.track(receiveDecision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
+    },
+  });
   // People who joined on other nodes while Redis was away have never heard of each other.
   options.bus.onReconnected?.(() => rooms.announceAll());
-  return {
+  const context: HubContext = {
     options,
     participation,
     clock,
@@ -64,4 +71,5 @@ export function createHubContext(options: HubOptions): HubContext {
     inFlight,
     endSession: (session, code, reason) => endSession(session, code, reason, rooms),
   };
+  return context;
 }
