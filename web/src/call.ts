@@ -37,16 +37,22 @@ async function main() {
     name,
     stream: media.stream,
     socket: warm.take(),
-    onEnd: ({ kind, joined, message: text, code }) => {
-      const returnUrl = joined?.returnUrl;
+    onEnd: ({ kind, joined, returnUrl, message: text, code }) => {
+      if (kind === 'denied') {
+        return message(root, 'You were not let in', 'The host did not let you into this call. If you think this is a mistake, contact whoever sent you the link.', 'waiting-denied');
+      }
+      if (kind === 'removed') return message(root, 'You were removed from the call', 'The host removed you from this call.', 'removed');
+      // Left the waiting room before being let in: there was no call to rate.
+      if (kind === 'left' && !joined) return message(root, 'You left the waiting room', 'You were not in the call.', undefined, returnUrl ?? undefined);
       if (kind === 'refused') {
         if (code === 'room-closed') return message(root, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed');
         return message(root, 'You could not join', text ?? 'Please try again later.');
       }
       if (kind === 'replaced') return message(root, 'The call continues in another window', 'You joined this call from another window or device.');
-      if (kind === 'deleted' || !joined || !returnUrl) {
-        return message(root, 'This room no longer exists', 'The organiser removed this room.', 'room-closed', returnUrl);
-      }
+      const next = returnUrl ?? undefined;
+      // Closed while waiting to be let in: there was no call to rate either.
+      if (kind === 'closed' && !joined) return message(root, 'This room is closed', 'The call in this room is over.', 'room-closed', next);
+      if (kind === 'deleted' || !joined || !returnUrl) return message(root, 'This room no longer exists', 'The organiser removed this room.', 'room-closed', next);
       showFeedback(root, {
         participantToken: joined.participantToken,
         returnUrl,

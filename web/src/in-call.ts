@@ -1,25 +1,29 @@
 // The call: puts together the screen (in-call/stage.ts and the tiles), the
 // controls, chat, invites and screen sharing as the room's settings allow
 // (and as they change), the peer connections (mesh.ts) and staying in the
-// call across dropped connections (in-call/reconnection.ts), down to the
-// way out: leave, ejection when the room closes, being opened elsewhere.
+// call across dropped connections (in-call/reconnection.ts), the waiting
+// room and the host's decisions (in-call/waiting-list.ts), down to the way
+// out: leave, ejection when the room closes, being opened elsewhere or
+// turned away by the host.
 import type { RoomSettings, ServerMessage } from '../../src/realtime/protocol.js';
 import { createChat } from './in-call/chat.js';
+import { chime } from './in-call/chime.js';
 import { createConnectionHealth } from './in-call/connection-health.js';
 import { createControls } from './in-call/controls.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
 import { createLocalTile } from './in-call/local-tile.js';
 import { watchMediaFlow } from './in-call/media-watch.js';
 import { watchQuality } from './in-call/quality.js';
-import { connectCall, type Joined } from './in-call/reconnection.js';
+import { connectCall, type EndKind as ConnectionEnd, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
 import { createScreenShare } from './in-call/screen-share.js';
 import { createStage } from './in-call/stage.js';
 import { text } from './in-call/strings.js';
+import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
 import { Mesh } from './mesh.js';
 
-type EndKind = 'left' | 'closed' | 'deleted' | 'replaced' | 'refused';
+type EndKind = 'left' | ConnectionEnd;
 
 export interface CallOptions {
   root: Element;
@@ -29,14 +33,16 @@ export interface CallOptions {
   stream: MediaStream;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
-  /** The call is over for this participant: what to show next. */
-  onEnd(end: { kind: EndKind; joined: Joined | null; message?: string; code?: string }): void;
+  /** The call (or the wait) is over for this participant: what to show next. */
+  onEnd(end: { kind: EndKind; joined: Joined | null; returnUrl: string | null; message?: string; code?: string }): void;
 }
 
 export function startCall(options: CallOptions): void {
   const { stream } = options;
   let settings: RoomSettings = { chat: false, screenshare: false, invites: false, audioIndicator: false };
   let ended = false;
+  /** Waiting for a host to let this participant in: the screen is the waiting room. */
+  let waiting = false;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
 
@@ -63,6 +69,13 @@ export function startCall(options: CallOptions): void {
     onDown: () => health.lost(),
     onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
+    onWaiting: (entry) => {
+      waiting = true;
+      stage.setWaiting(true);
+      self.setName(entry.self.name);
+      health.rejoined();
+      render();
+    },
     onMessage: (message) => void onMessage(message),
     onEnd: finish,
   });
@@ -82,7 +95,19 @@ export function startCall(options: CallOptions): void {
     addTile: stage.addTile,
     showsMeters: () => settings.audioIndicator,
     onRemove: (peerId) => mesh.remove(peerId),
+    canRemove: (info) => isHost() && info.role === 'guest',
+    requestRemove: (info) => void removePeer(info.id, info.name),
   });
+
+  const waitingList = createWaitingList({
+    decide: async (peerId, decision) => {
+      const reply = await signaling.request({ type: decision, peerId });
+      return reply.type === 'error' ? reply.message : null;
+    },
+    say: stage.say,
+    chime,
+  });
+  stage.showWaitingList(waitingList.panel);
 
   const health = createConnectionHealth({
     setBanner: stage.setReconnecting,
@@ -115,9 +140,14 @@ export function startCall(options: CallOptions): void {
     onSharing: controls.setSharing,
   });
 
+  function isHost() {
+    return connection.joined()?.self.role === 'host';
+  }
+
   function render() {
-    const canShare = settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
-    const canInvite = settings.invites && connection.joined()?.self.role === 'host';
+    // Someone waiting has only their own camera and microphone, and their own level meter to check them.
+    const canShare = !waiting && settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
+    const canInvite = !waiting && settings.invites && isHost();
     stage.showControls(
       ...controls.render({
         audioOn,
@@ -128,14 +158,19 @@ export function startCall(options: CallOptions): void {
         canInvite,
       }),
     );
-    stage.showSide(...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []), ...(settings.chat ? [chat.panel] : []));
-    self.showMeter(settings.audioIndicator);
+    stage.showSide(...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []), ...(settings.chat && !waiting ? [chat.panel] : []));
+    self.showMeter(waiting || settings.audioIndicator);
     peers.showMeters(settings.audioIndicator);
   }
 
   async function onJoined(joined: Joined) {
     settings = joined.settings;
+    if (waiting) {
+      waiting = false;
+      stage.setWaiting(false);
+    }
     stage.say(joined.resumed ? text.reconnected : '');
+    waitingList.set(joined.waiting);
     self.setName(joined.self.name);
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
     if (joined.resumed && mesh.selfId === joined.self.id) {
@@ -157,7 +192,7 @@ export function startCall(options: CallOptions): void {
       }
     }
     health.rejoined();
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     await screenShare.announceAgain();
     render();
   }
@@ -201,16 +236,32 @@ export function startCall(options: CallOptions): void {
         if (!settings.screenshare) screenShare.stop(false);
         render();
         return;
+      case 'participant-waiting':
+        return waitingList.add(message.peer);
+      case 'waiting-ended':
+        return waitingList.remove(message.peerId);
       case 'error':
         stage.say(message.message);
         return;
     }
   }
 
+  async function removePeer(peerId: string, name: string) {
+    const reply = await signaling.request({ type: 'remove', peerId });
+    if (reply.type === 'error') return stage.say(reply.message);
+    peers.remove(peerId);
+    stage.say(text.removedPeer(name));
+  }
+
+  /** What the others are told of this participant's media; nobody is told while it waits. */
+  function announceMedia() {
+    if (!waiting) signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+  }
+
   function toggleAudio() {
     audioOn = !audioOn;
     for (const t of stream.getAudioTracks()) t.enabled = audioOn;
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     render();
   }
 
@@ -218,7 +269,7 @@ export function startCall(options: CallOptions): void {
     videoOn = !videoOn;
     for (const t of stream.getVideoTracks()) t.enabled = videoOn;
     self.setCameraOff(!videoOn);
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     render();
   }
 
@@ -256,8 +307,10 @@ export function startCall(options: CallOptions): void {
     stopStream(stream);
     self.stop();
     peers.stopMeters();
-    if (kind !== 'replaced') connection.forget();
-    options.onEnd({ kind, joined: connection.joined(), ...(message ? { message } : {}), ...(code ? { code } : {}) });
+    waitingList.stop();
+    // Kept when turned away: a reload sends the token again and is refused as itself, not let in as someone new.
+    if (kind !== 'replaced' && kind !== 'denied' && kind !== 'removed') connection.forget();
+    options.onEnd({ kind, joined: connection.joined(), returnUrl: connection.returnUrl(), ...(message ? { message } : {}), ...(code ? { code } : {}) });
   }
 
   render();

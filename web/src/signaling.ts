@@ -11,10 +11,10 @@
 import type { ClientMessage, ServerMessage } from '../../src/realtime/protocol.js';
 
 type Reply = Extract<ServerMessage, { requestId: string }> | Extract<ServerMessage, { type: 'error' }>;
-type Notification = Exclude<ServerMessage, { type: 'joined' | 'ack' | 'invite-created' | 'left' | 'pong' }>;
+type Notification = Exclude<ServerMessage, { type: 'joined' | 'waiting' | 'ack' | 'invite-created' | 'left' | 'pong' }>;
 
 /** Close codes after which reconnecting makes no sense (see src/realtime/close-codes.ts). */
-const FINAL_CODES = new Set([1000, 4001, 4002, 4004]);
+const FINAL_CODES = new Set([1000, 4001, 4002, 4004, 4005, 4006]);
 type Body<T> = T extends unknown ? Omit<T, 'requestId'> : never;
 
 export const PING_EVERY_MS = 1000;

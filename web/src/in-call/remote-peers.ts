@@ -32,6 +32,10 @@ export interface RemotePeersOptions {
   showsMeters(): boolean;
   /** A peer is gone (or replaced): its connection goes too. */
   onRemove(peerId: string): void;
+  /** Whether this page may remove the peer from the call (a host, and the peer a guest). */
+  canRemove(info: PeerInfo): boolean;
+  /** The host asked to remove the peer. */
+  requestRemove(info: PeerInfo): void;
 }
 
 export interface RemotePeers {
@@ -70,6 +74,19 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     );
     const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
     const tile = h('figure', { class: 'tile' }, video, notice, quality, caption);
+    if (options.canRemove(info)) {
+      // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
+      const removeButton = h('button', {
+        type: 'button',
+        class: 'tile-remove',
+        'data-testid': 'remove-button',
+        'data-label': text.remove,
+        'aria-label': text.removeName(info.name),
+        onclick: () => options.requestRemove(info),
+      });
+      tile.append(removeButton);
+      tile.classList.add('removable');
+    }
     if (options.showsMeters()) tile.append(meter);
     options.addTile(tile);
     const peer: RemotePeer = {
