@@ -12,6 +12,7 @@ interface RemotePeer {
   info: PeerInfo;
   tile: HTMLElement;
   video: HTMLVideoElement;
+  /** The name in the caption (with "(muted)" while muted). */
   caption: HTMLElement;
   meter: HTMLMeterElement;
   /** Three bars and an accessible name: how good the connection to this peer is. */
@@ -63,7 +64,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   function add(info: PeerInfo): RemotePeer {
     remove(info.id);
     const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': text.videoOf(info.name) });
-    const caption = h('figcaption', {}, info.name);
+    const caption = h('span', { class: 'name' }, info.name);
     const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.microphoneLevelOf(info.name) });
     const quality = h(
       'span',
@@ -73,20 +74,19 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       h('span'),
     );
     const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
-    const tile = h('figure', { class: 'tile' }, video, notice, quality, caption);
-    if (options.canRemove(info)) {
-      // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
-      const removeButton = h('button', {
-        type: 'button',
-        class: 'tile-remove',
-        'data-testid': 'remove-button',
-        'data-label': text.remove,
-        'aria-label': text.removeName(info.name),
-        onclick: () => options.requestRemove(info),
-      });
-      tile.append(removeButton);
-      tile.classList.add('removable');
-    }
+    // The caption row: the name, how good the connection is, and for a host the way to remove a guest.
+    const removeButton = options.canRemove(info)
+      ? h('button', {
+          type: 'button',
+          class: 'tile-remove',
+          'data-testid': 'remove-button',
+          // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
+          'data-label': text.remove,
+          'aria-label': text.removeName(info.name),
+          onclick: () => options.requestRemove(info),
+        })
+      : null;
+    const tile = h('figure', { class: 'tile' }, video, notice, h('figcaption', {}, caption, quality, removeButton));
     if (options.showsMeters()) tile.append(meter);
     options.addTile(tile);
     const peer: RemotePeer = {
