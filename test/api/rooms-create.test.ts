@@ -26,6 +26,7 @@ describe('POST /api/rooms', () => {
       enable_screenshare: true,
       enable_invites: true,
       enable_audio_indicator: true,
+      enable_waiting_room: false,
       permanent: false,
       expected_guest_count: 1,
       meeting_duration: 30,
@@ -33,6 +34,7 @@ describe('POST /api/rooms', () => {
       host_display_name: null,
       guest_display_name: null,
       current_participants: [],
+      waiting_participants: [],
       return_url: 'http://parley.test/left',
       created_at: '2026-03-10T12:00:00.000Z',
       updated_at: '2026-03-10T12:00:00.000Z',
@@ -62,6 +64,7 @@ describe('POST /api/rooms', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
       permanent: false,
       additional_guest_count: 0,
     });
@@ -78,6 +81,7 @@ describe('POST /api/rooms', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
       permanent: false,
       expected_guest_count: 1,
     });

@@ -52,7 +52,9 @@ describe('PUT /api/rooms/{token}', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
     });
+    expect(room.enable_waiting_room).toBe(true);
     const res = await put(room.token, roomBody());
     expect(res.statusCode).toBe(200);
     const updated = res.json();
@@ -64,6 +66,7 @@ describe('PUT /api/rooms/{token}', () => {
       enable_screenshare: true,
       enable_invites: true,
       enable_audio_indicator: true,
+      enable_waiting_room: false,
       permanent: false,
     });
     expect(updated).not.toHaveProperty('host_return_url');

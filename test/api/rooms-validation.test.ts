@@ -67,6 +67,7 @@ const invalid: [string, unknown, string][] = [
   ['enable_screenshare', 1, 'inclusion'],
   ['enable_invites', 'false', 'inclusion'],
   ['enable_audio_indicator', 0, 'inclusion'],
+  ['enable_waiting_room', 'yes', 'inclusion'],
   ['permanent', 'yes', 'inclusion'],
   ['additional_guest_count', -1, 'greater_than_or_equal_to'],
   ['additional_guest_count', 21, 'less_than_or_equal_to'],

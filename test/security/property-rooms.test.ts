@@ -46,6 +46,7 @@ const validBodies = fc.record(
     enable_screenshare: fc.boolean(),
     enable_invites: fc.boolean(),
     enable_audio_indicator: fc.boolean(),
+    enable_waiting_room: fc.boolean(),
     additional_guest_count: fc.integer({ min: 0, max: 20 }),
     permanent: fc.boolean(),
   },
@@ -53,7 +54,7 @@ const validBodies = fc.record(
 );
 
 const FIELDS = ['name', 'meeting_duration', 'scheduled_at', 'return_url', 'host_return_url', 'host_display_name', 'guest_display_name', 'enable_chat',
-  'enable_screenshare', 'enable_invites', 'enable_audio_indicator', 'additional_guest_count', 'permanent', 'doctor_id', 'unknown_field', '__proto__', 'constructor'];
+  'enable_screenshare', 'enable_invites', 'enable_audio_indicator', 'enable_waiting_room', 'additional_guest_count', 'permanent', 'doctor_id', 'unknown_field', '__proto__', 'constructor'];
 
 /** A valid body with up to three fields replaced by anything at all (often none, so that creates succeed too). */
 const roomBodies = fc
