@@ -189,7 +189,7 @@ describe('two nodes, one call', () => {
     expect((await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.ended_at).toBeDefined();
   }, 60_000);
 
-  it('lets a guest waiting on node B into the host's call on node A, and removes it from there', async () => {
+  it("lets a guest waiting on node B into the host's call on node A, and removes it from there", async () => {
     for (const id of ['node-a', 'node-b'] as const) {
       const node = nodes.get(id)!;
       if (node.child.exitCode !== null || node.child.signalCode !== null) await start(id);
