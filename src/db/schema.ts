@@ -68,6 +68,8 @@ export interface RoomsTable {
   enable_audio_indicator: boolean;
   /** Guests wait until a host admits them (0005, DESIGN §7). */
   enable_waiting_room: boolean;
+  /** The language of the participant pages (src/i18n/languages.ts); null: the browser's (0005, DESIGN §10). */
+  locale: string | null;
   scheduled_at: Date;
   meeting_duration: number;
   return_url: string;

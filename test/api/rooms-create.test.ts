@@ -42,7 +42,7 @@ describe('POST /api/rooms', () => {
     expect(room.host_join_url).toBe(`http://parley.test/join/${room.access_token}`);
     expect(room.guest_join_url).toBe(`http://parley.test/join/${room.guest_token}`);
     expect(new Set([room.token, room.access_token, room.guest_token]).size).toBe(3);
-    for (const field of ['started_at', 'ended_at', 'closed_at', 'host_return_url', 'additional_access_tokens', 'doctor_id']) {
+    for (const field of ['started_at', 'ended_at', 'closed_at', 'host_return_url', 'additional_access_tokens', 'doctor_id', 'locale']) {
       expect(room).not.toHaveProperty(field);
     }
 
@@ -65,6 +65,7 @@ describe('POST /api/rooms', () => {
       enable_invites: false,
       enable_audio_indicator: false,
       enable_waiting_room: true,
+      locale: 'ar',
       permanent: false,
       additional_guest_count: 0,
     });
@@ -82,6 +83,7 @@ describe('POST /api/rooms', () => {
       enable_invites: false,
       enable_audio_indicator: false,
       enable_waiting_room: true,
+      locale: 'ar',
       permanent: false,
       expected_guest_count: 1,
     });

@@ -53,8 +53,9 @@ describe('PUT /api/rooms/{token}', () => {
       enable_invites: false,
       enable_audio_indicator: false,
       enable_waiting_room: true,
+      locale: 'fr',
     });
-    expect(room.enable_waiting_room).toBe(true);
+    expect(room).toMatchObject({ enable_waiting_room: true, locale: 'fr' });
     const res = await put(room.token, roomBody());
     expect(res.statusCode).toBe(200);
     const updated = res.json();
@@ -70,6 +71,7 @@ describe('PUT /api/rooms/{token}', () => {
       permanent: false,
     });
     expect(updated).not.toHaveProperty('host_return_url');
+    expect(updated).not.toHaveProperty('locale');
   });
 
   it('needs the same required fields as create', async () => {

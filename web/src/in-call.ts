@@ -18,7 +18,7 @@ import { connectCall, type EndKind as ConnectionEnd, type Joined } from './in-ca
 import { createRemotePeers } from './in-call/remote-peers.js';
 import { createScreenShare } from './in-call/screen-share.js';
 import { createStage } from './in-call/stage.js';
-import { text } from './in-call/strings.js';
+import { errorText, t } from './i18n.js';
 import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
 import { Mesh } from './mesh.js';
@@ -58,7 +58,7 @@ export function startCall(options: CallOptions): void {
   const invitePanel = createInvitePanel(stage.say);
   const chat = createChat(async (message) => {
     const reply = await signaling.request({ type: 'chat', text: message });
-    if (reply.type === 'error') stage.say(reply.message);
+    if (reply.type === 'error') stage.say(errorText(reply.code));
     return reply.type === 'ack';
   });
 
@@ -102,7 +102,7 @@ export function startCall(options: CallOptions): void {
   const waitingList = createWaitingList({
     decide: async (peerId, decision) => {
       const reply = await signaling.request({ type: decision, peerId });
-      return reply.type === 'error' ? reply.message : null;
+      return reply.type === 'error' ? errorText(reply.code) : null;
     },
     say: stage.say,
     chime,
@@ -169,7 +169,7 @@ export function startCall(options: CallOptions): void {
       waiting = false;
       stage.setWaiting(false);
     }
-    stage.say(joined.resumed ? text.reconnected : '');
+    stage.say(joined.resumed ? t('connection.reconnected') : '');
     waitingList.set(joined.waiting);
     self.setName(joined.self.name);
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
@@ -241,16 +241,16 @@ export function startCall(options: CallOptions): void {
       case 'waiting-ended':
         return waitingList.remove(message.peerId);
       case 'error':
-        stage.say(message.message);
+        stage.say(errorText(message.code));
         return;
     }
   }
 
   async function removePeer(peerId: string, name: string) {
     const reply = await signaling.request({ type: 'remove', peerId });
-    if (reply.type === 'error') return stage.say(reply.message);
+    if (reply.type === 'error') return stage.say(errorText(reply.code));
     peers.remove(peerId);
-    stage.say(text.removedPeer(name));
+    stage.say(t('host.removed', { name: name }));
   }
 
   /** What the others are told of this participant's media; nobody is told while it waits. */
@@ -278,7 +278,7 @@ export function startCall(options: CallOptions): void {
     const reply = await signaling.request({ type: 'invite-create' });
     controls.setInviteBusy(false);
     if (reply.type !== 'invite-created') {
-      stage.say(reply.type === 'error' ? reply.message : text.inviteFailed);
+      stage.say(reply.type === 'error' ? errorText(reply.code) : t('invite.failed'));
       return;
     }
     invitePanel.show(reply.url);

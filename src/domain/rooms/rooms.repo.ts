@@ -34,6 +34,7 @@ const ROOM_COLUMNS = Object.keys({
   enable_invites: true,
   enable_audio_indicator: true,
   enable_waiting_room: true,
+  locale: true,
   scheduled_at: true,
   meeting_duration: true,
   return_url: true,
@@ -71,6 +72,7 @@ export type RoomSettings = Pick<
   | 'enable_invites'
   | 'enable_audio_indicator'
   | 'enable_waiting_room'
+  | 'locale'
   | 'permanent'
 >;
 
@@ -217,6 +219,7 @@ export function createRoomsRepo(db: Db) {
           enable_invites: a.enable_invites,
           enable_audio_indicator: a.enable_audio_indicator,
           enable_waiting_room: a.enable_waiting_room,
+          locale: a.locale,
           permanent: a.permanent,
           updated_at: a.updatedAt,
           doctor_id: sql<string | null>`case when ${a.removeDoctor}::boolean then null else doctor_id end`,

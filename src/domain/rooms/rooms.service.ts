@@ -24,6 +24,7 @@ export interface RoomInput {
   enable_invites?: boolean;
   enable_audio_indicator?: boolean;
   enable_waiting_room?: boolean;
+  locale?: string | null;
   additional_guest_count?: number;
   permanent?: boolean;
   doctor_id?: string | null;
@@ -105,6 +106,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       enable_invites: input.enable_invites ?? true,
       enable_audio_indicator: input.enable_audio_indicator ?? true,
       enable_waiting_room: input.enable_waiting_room ?? false,
+      locale: input.locale ?? null,
       permanent: input.permanent ?? false,
     };
   }
@@ -184,6 +186,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         enable_invites: values.enable_invites,
         enable_audio_indicator: values.enable_audio_indicator,
         enable_waiting_room: values.enable_waiting_room,
+        locale: values.locale,
         scheduled_at: values.scheduled_at,
         meeting_duration: values.meeting_duration,
         return_url: values.return_url,

@@ -23,6 +23,7 @@ export function presentRoom(view: RoomView, publicUrl: string) {
     enable_invites: row.enable_invites,
     enable_audio_indicator: row.enable_audio_indicator,
     enable_waiting_room: row.enable_waiting_room,
+    locale: row.locale ?? undefined,
     current_participants: view.currentParticipants,
     waiting_participants: view.waitingParticipants,
     expected_guest_count: 1 + view.additionalTokens.length,

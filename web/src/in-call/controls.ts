@@ -1,7 +1,7 @@
 // The control bar: microphone, camera, screen sharing, invite and leave.
 // The buttons only report clicks; what they do is the call's business.
 import { h } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface ControlActions {
   toggleAudio(): void;
@@ -33,22 +33,22 @@ export interface Controls {
 export function createControls(actions: ControlActions): Controls {
   const mute = h('button', { type: 'button', 'data-testid': 'mute-button', onclick: () => actions.toggleAudio() });
   const camera = h('button', { type: 'button', 'data-testid': 'camera-button', onclick: () => actions.toggleVideo() });
-  const screen = h('button', { type: 'button', 'data-testid': 'screenshare-button', 'aria-pressed': 'false', onclick: () => actions.toggleScreen() }, text.shareScreen);
-  const invite = h('button', { type: 'button', 'data-testid': 'invite-button', onclick: () => actions.invite() }, text.invite);
-  const leave = h('button', { type: 'button', class: 'danger', 'data-testid': 'leave-button', onclick: () => actions.leave() }, text.leave);
+  const screen = h('button', { type: 'button', 'data-testid': 'screenshare-button', 'aria-pressed': 'false', onclick: () => actions.toggleScreen() }, t('call.shareScreen'));
+  const invite = h('button', { type: 'button', 'data-testid': 'invite-button', onclick: () => actions.invite() }, t('call.invite'));
+  const leave = h('button', { type: 'button', class: 'danger', 'data-testid': 'leave-button', onclick: () => actions.leave() }, t('call.leave'));
 
   return {
     render: (state) => {
-      mute.textContent = state.audioOn ? text.mute : text.unmute;
+      mute.textContent = state.audioOn ? t('call.mute') : t('call.unmute');
       mute.setAttribute('aria-pressed', String(!state.audioOn));
       mute.disabled = !state.hasAudio;
-      camera.textContent = state.videoOn ? text.cameraOff : text.cameraOn;
+      camera.textContent = state.videoOn ? t('call.cameraOff') : t('call.cameraOn');
       camera.setAttribute('aria-pressed', String(!state.videoOn));
       camera.disabled = !state.hasVideo;
       return [mute, camera, ...(state.canShare ? [screen] : []), ...(state.canInvite ? [invite] : []), leave];
     },
     setSharing: (sharing) => {
-      screen.textContent = sharing ? text.stopSharing : text.shareScreen;
+      screen.textContent = sharing ? t('call.stopSharing') : t('call.shareScreen');
       screen.setAttribute('aria-pressed', String(sharing));
     },
     setInviteBusy: (busy) => {

@@ -9,7 +9,7 @@
 // told once through onEnd.
 import type { CallEntry, ServerMessage } from '../../../src/realtime/protocol.js';
 import { Signaling, signalingUrl } from '../signaling.js';
-import { text } from './strings.js';
+import { errorText, t } from '../i18n.js';
 
 export type Joined = CallEntry;
 export type Waiting = Extract<ServerMessage, { type: 'waiting' }>;
@@ -102,7 +102,7 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
       if (reply.type === 'error' && reply.code === 'unavailable') return; // the socket dropped again: the next open retries
       signaling.close();
       if (reply.type === 'error' && (reply.code === 'denied' || reply.code === 'removed')) return options.onEnd(reply.code);
-      return options.onEnd('refused', reply.type === 'error' ? reply.message : text.joinFailed, reply.type === 'error' ? reply.code : undefined);
+      return options.onEnd('refused', reply.type === 'error' ? errorText(reply.code) : t('call.joinFailed'), reply.type === 'error' ? reply.code : undefined);
     }
     await enter(reply);
   }

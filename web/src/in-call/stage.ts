@@ -4,7 +4,7 @@
 // room: a message, their own tile, and only the controls of their own media.
 // Layout lives here and in call.css; the other modules hand it elements.
 import { h, show } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface Stage {
   /** The status line, read out by screen readers (reconnected, refusals). */
@@ -22,16 +22,16 @@ export interface Stage {
 
 export function createStage(root: Element, roomName: string): Stage {
   const status = h('p', { class: 'notice', role: 'status', 'aria-live': 'polite' });
-  const reconnecting = h('p', { class: 'reconnecting', 'data-testid': 'reconnecting', role: 'alert', hidden: true }, text.reconnecting);
+  const reconnecting = h('p', { class: 'reconnecting', 'data-testid': 'reconnecting', role: 'alert', hidden: true }, t('connection.reconnecting'));
   const tiles = h('div', { class: 'tiles' });
   const side = h('div', { class: 'side' });
-  const controls = h('div', { class: 'controls', role: 'toolbar', 'aria-label': text.callControls });
+  const controls = h('div', { class: 'controls', role: 'toolbar', 'aria-label': t('call.controls') });
   const waitingMessage = h(
     'section',
     { class: 'waiting-message', hidden: true },
-    h('h2', {}, h('span', { class: 'pulse', 'aria-hidden': 'true' }), text.waitingHeading),
-    h('p', {}, text.waitingText),
-    h('p', { class: 'hint' }, text.waitingCheck),
+    h('h2', {}, h('span', { class: 'pulse', 'aria-hidden': 'true' }), t('waiting.heading')),
+    h('p', {}, t('waiting.text')),
+    h('p', { class: 'hint' }, t('waiting.check')),
   );
   const waitingSlot = h('div', { class: 'waiting-slot' });
   const call = h(

@@ -4,7 +4,7 @@
 // chime, the page title, and the status line screen readers read out.
 import type { PeerInfo } from '../../../src/realtime/protocol.js';
 import { h } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface WaitingListOptions {
   /** Asks the server; resolves to an error message, or null when done. */
@@ -34,16 +34,16 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
   function update() {
     const count = entries.size;
     panel.hidden = count === 0;
-    heading.textContent = text.waitingCount(count);
+    heading.textContent = t('waiting.count', { count: count });
     // Seen from another tab or window: the title says it too.
-    document.title = count ? `(${count}) ${text.waitingTitle} · ${baseTitle}` : baseTitle;
+    document.title = count ? `(${count}) ${t('waiting.title')} · ${baseTitle}` : baseTitle;
   }
 
   function entry(peer: PeerInfo): HTMLElement {
     // The name is the entry's only text: the buttons' labels are drawn by CSS from data-label,
     // and their accessible names say whom they act on.
-    const admit = h('button', { type: 'button', class: 'primary', 'data-testid': 'admit-button', 'data-label': text.admit, 'aria-label': text.admitName(peer.name) });
-    const deny = h('button', { type: 'button', 'data-testid': 'deny-button', 'data-label': text.deny, 'aria-label': text.denyName(peer.name) });
+    const admit = h('button', { type: 'button', class: 'primary', 'data-testid': 'admit-button', 'data-label': t('waiting.admit'), 'aria-label': t('waiting.admitName', { name: peer.name }) });
+    const deny = h('button', { type: 'button', 'data-testid': 'deny-button', 'data-label': t('waiting.deny'), 'aria-label': t('waiting.denyName', { name: peer.name }) });
     const item = h('li', { 'data-testid': 'waiting-participant', 'data-peer': peer.id }, h('span', { class: 'waiting-name' }, peer.name), admit, deny);
     const act = async (decision: 'admit' | 'deny') => {
       admit.disabled = deny.disabled = true;
@@ -54,7 +54,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
         return;
       }
       remove(peer.id);
-      options.say(decision === 'admit' ? text.admitted(peer.name) : text.denied(peer.name));
+      options.say(decision === 'admit' ? t('waiting.admitted', { name: peer.name }) : t('waiting.denied', { name: peer.name }));
     };
     admit.addEventListener('click', () => void act('admit'));
     deny.addEventListener('click', () => void act('deny'));
@@ -70,7 +70,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
     update();
     if (announce) {
       options.chime();
-      options.say(text.isWaiting(peer.name));
+      options.say(t('waiting.someone', { name: peer.name }));
     }
   }
 
@@ -89,7 +89,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
       // People who waited before the host arrived: one chime and one announcement for all of them.
       if (fresh.length) {
         options.chime();
-        options.say(fresh.length === 1 ? text.isWaiting(fresh[0]!.name) : text.waitingCount(entries.size));
+        options.say(fresh.length === 1 ? t('waiting.someone', { name: fresh[0]!.name }) : t('waiting.count', { count: entries.size }));
       }
     },
     add: (peer) => add(peer),
