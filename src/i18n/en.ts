@@ -58,6 +58,14 @@ export const en = {
   'call.screenNotPossible': 'Screen sharing is not possible now.',
   'call.screenCancelled': 'Screen sharing was cancelled or is not allowed.',
   'call.joinFailed': 'Could not join.',
+  'call.alone': 'Waiting for the others to join…',
+  'call.switchCamera': 'Switch camera',
+  'call.devices': 'Devices',
+  'call.fullscreen': 'Full screen',
+  'call.exitFullscreen': 'Exit full screen',
+  'devices.title': 'Camera, microphone and speaker',
+  'devices.speaker': 'Speaker',
+  'devices.default': 'Default',
 
   // Chat
   'chat.title': 'Chat',
@@ -65,6 +73,7 @@ export const en = {
   'chat.message': 'Message',
   'chat.send': 'Send',
   'chat.you': 'You',
+  'chat.unread': { one: '{count} unread message', other: '{count} unread messages' },
 
   // Invites
   'invite.link': 'Invite link (works once per person you send it to)',

@@ -10,7 +10,9 @@ import { createChat } from './in-call/chat.js';
 import { chime } from './in-call/chime.js';
 import { createConnectionHealth } from './in-call/connection-health.js';
 import { createControls } from './in-call/controls.js';
+import { createDevicesPanel } from './in-call/devices-panel.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
+import { createLocalMedia } from './in-call/local-media.js';
 import { createLocalTile } from './in-call/local-tile.js';
 import { watchMediaFlow } from './in-call/media-watch.js';
 import { watchQuality } from './in-call/quality.js';
@@ -48,14 +50,27 @@ export function startCall(options: CallOptions): void {
 
   const stage = createStage(options.root, options.roomName);
   const self = createLocalTile(stage, options.name, stream);
+  /** Which side panel is open: the chat (open from the start on a wide screen), the devices, or none. */
+  let panel: 'chat' | 'devices' | null = window.matchMedia('(min-width: 60rem)').matches ? 'chat' : null;
+  let unread = 0;
   const controls = createControls({
     toggleAudio,
     toggleVideo,
+    switchCamera: () => void localMedia.switchCamera().then(render),
     toggleScreen: () => void screenShare.toggle(),
     invite: () => void invite(),
+    toggleChat: () => openPanel(panel === 'chat' ? null : 'chat'),
+    toggleDevices: () => openPanel(panel === 'devices' ? null : 'devices'),
+    toggleFullscreen: () => void (document.fullscreenElement ? document.exitFullscreen() : document.documentElement.requestFullscreen()).catch(() => {}),
     leave: () => void leave(),
   });
+  document.addEventListener('fullscreenchange', render);
   const invitePanel = createInvitePanel(stage.say);
+  const devicesPanel = createDevicesPanel({
+    camera: (id) => void localMedia.useCamera(id),
+    microphone: (id) => void localMedia.useMicrophone(id),
+    speaker: (id) => localMedia.useSpeaker(id),
+  });
   const chat = createChat(async (message) => {
     const reply = await signaling.request({ type: 'chat', text: message });
     if (reply.type === 'error') stage.say(errorText(reply.code));
@@ -90,6 +105,15 @@ export function startCall(options: CallOptions): void {
     },
   });
   mesh.addTracks(stream);
+  const localMedia = createLocalMedia(stream, {
+    mesh,
+    onTrackChanged: (kind) => {
+      if (kind === 'audio') self.rebindMeter();
+      void devicesPanel.refresh(localMedia.current());
+    },
+    onSpeaker: (id) => peers.setSpeaker(id),
+  });
+  void localMedia.refresh().then(render);
 
   const peers = createRemotePeers({
     addTile: stage.addTile,
@@ -148,17 +172,29 @@ export function startCall(options: CallOptions): void {
     // Someone waiting has only their own camera and microphone, and their own level meter to check them.
     const canShare = !waiting && settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
     const canInvite = !waiting && settings.invites && isHost();
+    const canChat = !waiting && settings.chat;
+    if (panel === 'chat' && !canChat) panel = null;
     stage.showControls(
       ...controls.render({
         audioOn,
         videoOn,
         hasAudio: stream.getAudioTracks().length > 0,
         hasVideo: stream.getVideoTracks().length > 0,
+        canSwitchCamera: localMedia.canSwitchCamera(),
         canShare,
         canInvite,
+        canChat,
+        chatOpen: panel === 'chat',
+        devicesOpen: panel === 'devices',
+        fullscreen: document.fullscreenElement !== null,
       }),
     );
-    stage.showSide(...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []), ...(settings.chat && !waiting ? [chat.panel] : []));
+    // The invite link stays in view once made; chat or devices as chosen.
+    stage.showSide(
+      ...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []),
+      ...(panel === 'chat' ? [chat.panel] : panel === 'devices' ? [devicesPanel.panel] : []),
+    );
+    stage.setSideOpen(panel !== null || (canInvite && invitePanel.hasLink()));
     self.showMeter(waiting || settings.audioIndicator);
     peers.showMeters(settings.audioIndicator);
   }
@@ -225,7 +261,9 @@ export function startCall(options: CallOptions): void {
       case 'signal':
         return mesh.signal(message.from, message.data);
       case 'chat':
-        return chat.append(message.name, message.text);
+        chat.append(message.name, message.text);
+        if (panel !== 'chat') controls.setUnread(++unread);
+        return;
       case 'media-state':
         return peers.mediaState(message.from, message.audio, message.video);
       case 'screenshare-started':
@@ -244,6 +282,17 @@ export function startCall(options: CallOptions): void {
         stage.say(errorText(message.code));
         return;
     }
+  }
+
+  function openPanel(next: 'chat' | 'devices' | null) {
+    panel = next;
+    if (panel === 'chat') {
+      unread = 0;
+      controls.setUnread(0);
+    }
+    if (panel === 'devices') void devicesPanel.refresh(localMedia.current());
+    render();
+    if (panel === 'chat') document.getElementById('chat-input')?.focus();
   }
 
   async function removePeer(peerId: string, name: string) {
@@ -300,6 +349,7 @@ export function startCall(options: CallOptions): void {
     stopQuality();
     mediaWatch.stop();
     health.stop();
+    document.removeEventListener('fullscreenchange', render);
     window.removeEventListener('online', onNetworkChange);
     window.removeEventListener('offline', onNetworkChange);
     networkInfo?.removeEventListener('change', onNetworkChange);

@@ -48,12 +48,27 @@ export async function getLocalMedia(choice: DeviceChoice = {}): Promise<LocalMed
   return { stream: new MediaStream(), problem: t('media.none') };
 }
 
-export async function listDevices(): Promise<{ audio: MediaDeviceInfo[]; video: MediaDeviceInfo[] }> {
+export async function listDevices(): Promise<{ audio: MediaDeviceInfo[]; video: MediaDeviceInfo[]; output: MediaDeviceInfo[] }> {
   const devices = navigator.mediaDevices?.enumerateDevices ? await navigator.mediaDevices.enumerateDevices() : [];
   return {
     audio: devices.filter((d) => d.kind === 'audioinput' && d.deviceId),
     video: devices.filter((d) => d.kind === 'videoinput' && d.deviceId),
+    output: devices.filter((d) => d.kind === 'audiooutput' && d.deviceId),
   };
+}
+
+/**
+ * A new track from one device (or the other-facing camera of a phone), with
+ * the same constraints as the call's; null when the device cannot be opened.
+ */
+export async function openTrack(kind: 'audio' | 'video', choice: { deviceId?: string; facingMode?: 'user' | 'environment' }): Promise<MediaStreamTrack | null> {
+  const constraints: MediaTrackConstraints = choice.deviceId ? { deviceId: { exact: choice.deviceId } } : { facingMode: { exact: choice.facingMode! } };
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia(kind === 'audio' ? { audio: constraints } : { video: constraints });
+    return stream.getTracks()[0] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export function stopStream(stream: MediaStream | null): void {

@@ -1,12 +1,11 @@
 // A short, soft two-note sound that asks for attention without alarming
 // (someone is waiting). Made with Web Audio: no sound file to download. The
 // page has had a click (Join) before the call starts, so browsers allow it.
-let context: AudioContext | null = null;
+import { audioContext } from '../meter.js';
 
 export function chime(): void {
   try {
-    context ??= new AudioContext();
-    void context.resume();
+    const context = audioContext();
     const start = context.currentTime;
     for (const [i, frequency] of [660, 880].entries()) {
       const oscillator = context.createOscillator();

@@ -9,6 +9,8 @@ export interface LocalTile {
   setName(name: string): void;
   setCameraOff(off: boolean): void;
   showMeter(on: boolean): void;
+  /** Reads the level of the microphone the stream has now (after a switch). */
+  rebindMeter(): void;
   /** Stops reading the microphone's level. */
   stop(): void;
 }
@@ -22,7 +24,7 @@ export function createLocalTile(stage: Stage, name: string, stream: MediaStream)
   const caption = h('figcaption', {}, t('call.self', { name: name }));
   const tile = h('figure', { class: 'tile self' }, video, caption, meter);
   stage.addTile(tile);
-  const stop = bindMeter(meter, stream);
+  let stop = bindMeter(meter, stream);
   return {
     setName: (newName) => {
       caption.textContent = t('call.self', { name: newName });
@@ -33,6 +35,10 @@ export function createLocalTile(stage: Stage, name: string, stream: MediaStream)
       if (!on) meter.remove();
       else if (!meter.isConnected) tile.append(meter);
     },
-    stop,
+    rebindMeter: () => {
+      stop();
+      stop = bindMeter(meter, stream);
+    },
+    stop: () => stop(),
   };
 }

@@ -56,6 +56,8 @@ export interface RemotePeers {
   screen(peerId: string, streamId: string | null): void;
   showMeters(on: boolean): void;
   stopMeters(): void;
+  /** Plays everyone's sound through this output device (where the browser allows). */
+  setSpeaker(deviceId: string): void;
 }
 
 /** "Connection to Dr Lee: fair, round trip 320 ms, 2% loss", in the page's language. */
@@ -68,6 +70,11 @@ function qualityLabel(name: string, quality: Quality): string {
 
 export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   const peers = new Map<string, RemotePeer>();
+  let speaker: string | null = null;
+  const route = (video: HTMLVideoElement) => {
+    const sink = video as HTMLVideoElement & { setSinkId?: (id: string) => Promise<void> };
+    if (speaker !== null) void sink.setSinkId?.(speaker).catch(() => {});
+  };
 
   function add(info: PeerInfo): RemotePeer {
     remove(info.id);
@@ -95,6 +102,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
         })
       : null;
     const tile = h('figure', { class: 'tile' }, video, notice, h('figcaption', {}, caption, quality, removeButton));
+    route(video);
     if (options.showsMeters()) tile.append(meter);
     options.addTile(tile);
     const peer: RemotePeer = {
@@ -214,6 +222,10 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     },
     stopMeters: () => {
       for (const peer of peers.values()) peer.unbindMeter();
+    },
+    setSpeaker: (deviceId) => {
+      speaker = deviceId;
+      for (const peer of peers.values()) route(peer.video);
     },
   };
 }
