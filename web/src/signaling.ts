@@ -191,7 +191,7 @@ export class Signaling {
       socket.onopen = socket.onmessage = socket.onclose = null;
       if (socket.readyState <= WebSocket.OPEN) socket.close(code);
     }
-    for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'Connection lost', requestId: '' });
+    for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'connection lost', requestId: '' });
     this.pending.clear();
   }
 
@@ -211,7 +211,7 @@ export class Signaling {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(requestId);
-        resolve({ type: 'error', code: 'unavailable', message: 'No answer from the server', requestId });
+        resolve({ type: 'error', code: 'unavailable', message: 'no answer', requestId });
       }, timeoutMs);
       this.pending.set(requestId, (reply) => {
         clearTimeout(timer);
