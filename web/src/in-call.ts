@@ -173,7 +173,8 @@ export function startCall(options: CallOptions): void {
     const canShare = !waiting && settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
     const canInvite = !waiting && settings.invites && isHost();
     const canChat = !waiting && settings.chat;
-    if (panel === 'chat' && !canChat) panel = null;
+    // The chosen panel stays chosen while the room has no chat (or the participant waits), and shows once it has.
+    const shown = panel === 'chat' && !canChat ? null : panel;
     stage.showControls(
       ...controls.render({
         audioOn,
@@ -184,17 +185,17 @@ export function startCall(options: CallOptions): void {
         canShare,
         canInvite,
         canChat,
-        chatOpen: panel === 'chat',
-        devicesOpen: panel === 'devices',
+        chatOpen: shown === 'chat',
+        devicesOpen: shown === 'devices',
         fullscreen: document.fullscreenElement !== null,
       }),
     );
     // The invite link stays in view once made; chat or devices as chosen.
     stage.showSide(
       ...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []),
-      ...(panel === 'chat' ? [chat.panel] : panel === 'devices' ? [devicesPanel.panel] : []),
+      ...(shown === 'chat' ? [chat.panel] : shown === 'devices' ? [devicesPanel.panel] : []),
     );
-    stage.setSideOpen(panel !== null || (canInvite && invitePanel.hasLink()));
+    stage.setSideOpen(shown !== null || (canInvite && invitePanel.hasLink()));
     self.showMeter(waiting || settings.audioIndicator);
     peers.showMeters(settings.audioIndicator);
   }
@@ -262,7 +263,7 @@ export function startCall(options: CallOptions): void {
         return mesh.signal(message.from, message.data);
       case 'chat':
         chat.append(message.name, message.text);
-        if (panel !== 'chat') controls.setUnread(++unread);
+        if (panel !== 'chat' || !settings.chat) controls.setUnread(++unread);
         return;
       case 'media-state':
         return peers.mediaState(message.from, message.audio, message.video);
