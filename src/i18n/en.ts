@@ -30,6 +30,16 @@ export const en = {
   'join.join': 'Join',
   'join.joining': 'Joining…',
 
+  // The check before joining
+  'check.title': 'Check before you join',
+  'check.speakerHint': 'Can you hear a short tune?',
+  'check.speaker': 'Test speaker',
+  'check.checking': 'Checking your connection…',
+  'check.ready': 'Your connection is ready for the call.',
+  'check.relay': 'Your network lets the call through only by way of our relay server. It will work, perhaps with lower quality.',
+  'check.blocked': 'Your network blocks video calls. Try another network, for example your phone’s mobile data, or ask your IT department to allow video calls.',
+  'check.offline': 'The service cannot be reached. Check your internet connection and reload the page.',
+
   // Camera and microphone problems
   'media.unsupported': 'This browser cannot use a camera or microphone here. You can still join and see and hear the others.',
   'media.blocked': 'Camera and microphone access was blocked. Allow it in your browser’s address bar and reload, or join without them: you will still see and hear the others.',

@@ -75,7 +75,8 @@ describe('the waiting room', () => {
     expect(await host.title()).not.toMatch(/^\(/);
     expect(await apiRoom(room.token)).toMatchObject({ status: 'started', waiting_participants: [] });
     expect((await apiRoom(room.token)).current_participants).toHaveLength(2);
-    // In the call now: chat works.
+    // In the call now: chat works (on the phone, behind its button).
+    await guest.getByTestId('chat-button').click();
     await guest.getByTestId('chat-input').fill('Hello doctor');
     await guest.getByTestId('chat-send').click();
     await host.getByText('Hello doctor').waitFor();

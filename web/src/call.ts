@@ -7,6 +7,7 @@ import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
 import { startCall } from './in-call.js';
 import { rememberedName } from './in-call/reconnection.js';
+import { createPrecallCheck } from './precall-check.js';
 import { showPrejoin } from './prejoin.js';
 import { signalingUrl, warmSocket } from './signaling.js';
 
@@ -31,7 +32,8 @@ async function main() {
   const warm = warmSocket(signalingUrl());
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
-  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName });
+  const check = createPrecallCheck({ network: data.network, ping: () => warm.ping() });
+  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName, check });
   startCall({
     root,
     joinToken: data.joinToken,

@@ -1,5 +1,6 @@
 // The join screen: room name, camera preview, microphone level (always),
-// device choice, display name, Join. Resolves with the chosen name and media.
+// device choice, the check of speaker and network, display name, Join.
+// Resolves with the chosen name and media.
 import { h, show } from './dom.js';
 import { t } from './i18n.js';
 import { bindMeter } from './meter.js';
@@ -10,7 +11,7 @@ export interface PrejoinResult {
   media: LocalMedia;
 }
 
-export function showPrejoin(root: Element, options: { roomName: string; displayName: string }): Promise<PrejoinResult> {
+export function showPrejoin(root: Element, options: { roomName: string; displayName: string; check: HTMLElement }): Promise<PrejoinResult> {
   return new Promise((resolve) => {
     let media: LocalMedia = { stream: new MediaStream(), problem: null };
     let unbindMeter = () => {};
@@ -86,6 +87,7 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
       h('h1', { class: 'room-name' }, options.roomName),
       h('div', { class: 'preview' }, video, meter),
       problem,
+      options.check,
       h('label', { for: 'name' }, t('join.name')),
       nameInput,
       h('div', { class: 'devices' }, h('div', {}, h('label', { for: 'camera' }, t('join.camera')), cameraSelect), h('div', {}, h('label', { for: 'microphone' }, t('join.microphone')), micSelect)),

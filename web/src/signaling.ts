@@ -244,7 +244,7 @@ export function signalingUrl(): string {
  * (4003); a new one replaces it, so one is always ready. take() hands the
  * socket over (null when none is usable) and stops replacing it.
  */
-export function warmSocket(url: string): { take(): WebSocket | null } {
+export function warmSocket(url: string): { take(): WebSocket | null; ping(timeoutMs?: number): Promise<number | null> } {
   let socket: WebSocket | null = null;
   let taken = false;
   const open = () => {
@@ -264,6 +264,30 @@ export function warmSocket(url: string): { take(): WebSocket | null } {
     take() {
       taken = true;
       return socket && socket.readyState <= WebSocket.OPEN ? socket : null;
+    },
+    /** The time the server takes to answer a ping on this connection (waiting for it to open), null without an answer. */
+    async ping(timeoutMs = 5000) {
+      const started = performance.now();
+      const deadline = started + timeoutMs;
+      while (socket?.readyState !== WebSocket.OPEN) {
+        if (performance.now() > deadline || taken) return null;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const current = socket;
+      return new Promise<number | null>((resolve) => {
+        const sent = performance.now();
+        const timer = setTimeout(() => finish(null), Math.max(0, deadline - sent));
+        const onMessage = (event: MessageEvent) => {
+          if (String(event.data).includes('"pong"')) finish(Math.round(performance.now() - sent));
+        };
+        function finish(result: number | null) {
+          clearTimeout(timer);
+          current.removeEventListener('message', onMessage);
+          resolve(result);
+        }
+        current.addEventListener('message', onMessage);
+        current.send(JSON.stringify({ type: 'ping' }));
+      });
     },
   };
 }

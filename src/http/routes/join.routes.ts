@@ -10,6 +10,8 @@ import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
 import type { Catalogue } from '../../i18n/en.js';
 import { chooseLanguage, directionOf, type Language } from '../../i18n/languages.js';
 import { catalogueFor, translate } from '../../i18n/translate.js';
+import type { IceServerInfo } from '../../realtime/protocol.js';
+import { iceServersFor } from '../../realtime/turn-credentials.js';
 import type { Services } from '../../services.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
 import { escapeHtml, messagePage, NON_PAGE_HEADERS, pageHeaders, renderPage } from './page-html.js';
@@ -27,6 +29,11 @@ export interface JoinPageData {
   lang: Language;
   dir: 'ltr' | 'rtl';
   catalogue: Catalogue;
+  /**
+   * The ICE servers (TURN credentials for "precall", short-lived) the join
+   * screen's network check gathers candidates with: what the call will use.
+   */
+  network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay' };
 }
 
 /** The first value of a query parameter (a repeated one takes the first). */
@@ -72,6 +79,7 @@ export const joinRoutes =
         lang,
         dir: directionOf(lang),
         catalogue: catalogueFor(lang),
+        network: { iceServers: iceServersFor(services.config, 'precall', services.clock.now()), iceTransportPolicy: services.config.iceTransportPolicy },
       };
       return reply.send(
         renderPage({

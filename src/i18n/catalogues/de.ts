@@ -26,6 +26,14 @@ export const de: Catalogue = {
   'join.device': 'Gerät {number}',
   'join.join': 'Teilnehmen',
   'join.joining': 'Verbindung wird hergestellt…',
+  'check.title': 'Vor dem Beitreten prüfen',
+  'check.speakerHint': 'Hören Sie eine kurze Melodie?',
+  'check.speaker': 'Lautsprecher testen',
+  'check.checking': 'Ihre Verbindung wird geprüft …',
+  'check.ready': 'Ihre Verbindung ist bereit für das Gespräch.',
+  'check.relay': 'Ihr Netzwerk lässt das Gespräch nur über unseren Relay-Server zu. Es funktioniert, eventuell mit geringerer Qualität.',
+  'check.blocked': 'Ihr Netzwerk blockiert Videogespräche. Versuchen Sie ein anderes Netzwerk, zum Beispiel die mobilen Daten Ihres Telefons, oder bitten Sie Ihre IT-Abteilung, Videogespräche zuzulassen.',
+  'check.offline': 'Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Internetverbindung und laden Sie die Seite neu.',
 
   // Camera and microphone problems
   'media.unsupported': 'Dieser Browser kann hier keine Kamera und kein Mikrofon verwenden. Sie können trotzdem teilnehmen und die anderen sehen und hören.',

@@ -26,6 +26,14 @@ export const es: Catalogue = {
   'join.device': 'Dispositivo {number}',
   'join.join': 'Unirse',
   'join.joining': 'Conectando…',
+  'check.title': 'Comprobación antes de entrar',
+  'check.speakerHint': '¿Oye una breve melodía?',
+  'check.speaker': 'Probar altavoz',
+  'check.checking': 'Comprobando su conexión…',
+  'check.ready': 'Su conexión está lista para la llamada.',
+  'check.relay': 'Su red solo permite la llamada a través de nuestro servidor de retransmisión. Funcionará, quizá con menor calidad.',
+  'check.blocked': 'Su red bloquea las videollamadas. Pruebe con otra red, por ejemplo los datos móviles de su teléfono, o pida a su departamento de informática que permita las videollamadas.',
+  'check.offline': 'No se puede acceder al servicio. Compruebe su conexión a internet y vuelva a cargar la página.',
 
   // Camera and microphone problems
   'media.unsupported': 'Este navegador no puede usar la cámara ni el micrófono aquí. Aun así, puede unirse y ver y oír a los demás.',

@@ -26,6 +26,14 @@ export const fr: Catalogue = {
   'join.device': 'Appareil {number}',
   'join.join': 'Rejoindre',
   'join.joining': 'Connexion en cours…',
+  'check.title': 'Vérification avant de rejoindre',
+  'check.speakerHint': 'Entendez-vous une courte mélodie ?',
+  'check.speaker': 'Tester le haut-parleur',
+  'check.checking': 'Vérification de votre connexion…',
+  'check.ready': 'Votre connexion est prête pour l’appel.',
+  'check.relay': 'Votre réseau ne laisse passer l’appel que par notre serveur relais. Cela fonctionnera, peut-être avec une qualité moindre.',
+  'check.blocked': 'Votre réseau bloque les appels vidéo. Essayez un autre réseau, par exemple les données mobiles de votre téléphone, ou demandez à votre service informatique d’autoriser les appels vidéo.',
+  'check.offline': 'Le service est injoignable. Vérifiez votre connexion Internet et rechargez la page.',
 
   // Camera and microphone problems
   'media.unsupported': 'Ce navigateur ne peut pas utiliser de caméra ni de micro ici. Vous pouvez tout de même rejoindre l’appel, et voir et entendre les autres.',

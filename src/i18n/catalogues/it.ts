@@ -26,6 +26,14 @@ export const it: Catalogue = {
   'join.device': 'Dispositivo {number}',
   'join.join': 'Partecipa',
   'join.joining': 'Connessione in corso…',
+  'check.title': 'Verifica prima di entrare',
+  'check.speakerHint': 'Sente una breve melodia?',
+  'check.speaker': 'Prova altoparlante',
+  'check.checking': 'Verifica della connessione in corso…',
+  'check.ready': 'La Sua connessione è pronta per la chiamata.',
+  'check.relay': 'La Sua rete consente la chiamata solo tramite il nostro server di inoltro. Funzionerà, forse con una qualità inferiore.',
+  'check.blocked': 'La Sua rete blocca le videochiamate. Provi un’altra rete, ad esempio i dati mobili del telefono, oppure chieda al reparto IT di consentire le videochiamate.',
+  'check.offline': 'Il servizio non è raggiungibile. Controlli la connessione a internet e ricarichi la pagina.',
 
   // Camera and microphone problems
   'media.unsupported': 'Questo browser non può usare una videocamera o un microfono qui. Può comunque partecipare e vedere e sentire gli altri.',

@@ -26,6 +26,14 @@ export const nl: Catalogue = {
   'join.device': 'Apparaat {number}',
   'join.join': 'Deelnemen',
   'join.joining': 'Verbinden…',
+  'check.title': 'Controle vóór deelname',
+  'check.speakerHint': 'Hoort u een kort melodietje?',
+  'check.speaker': 'Luidspreker testen',
+  'check.checking': 'Uw verbinding wordt gecontroleerd…',
+  'check.ready': 'Uw verbinding is klaar voor het gesprek.',
+  'check.relay': 'Uw netwerk laat het gesprek alleen via onze relayserver door. Het werkt, mogelijk met een lagere kwaliteit.',
+  'check.blocked': 'Uw netwerk blokkeert videogesprekken. Probeer een ander netwerk, bijvoorbeeld de mobiele data van uw telefoon, of vraag uw IT-afdeling om videogesprekken toe te staan.',
+  'check.offline': 'De dienst is niet bereikbaar. Controleer uw internetverbinding en laad de pagina opnieuw.',
 
   // Camera and microphone problems
   'media.unsupported': 'Deze browser kan hier geen camera of microfoon gebruiken. U kunt wel deelnemen en de anderen zien en horen.',

@@ -26,6 +26,14 @@ export const pl: Catalogue = {
   'join.device': 'Urządzenie {number}',
   'join.join': 'Dołącz',
   'join.joining': 'Dołączanie…',
+  'check.title': 'Sprawdzenie przed dołączeniem',
+  'check.speakerHint': 'Czy słychać krótką melodię?',
+  'check.speaker': 'Sprawdź głośnik',
+  'check.checking': 'Sprawdzanie połączenia…',
+  'check.ready': 'Połączenie jest gotowe do rozmowy.',
+  'check.relay': 'Twoja sieć przepuszcza rozmowę tylko przez nasz serwer pośredniczący. Rozmowa będzie działać, być może w niższej jakości.',
+  'check.blocked': 'Twoja sieć blokuje rozmowy wideo. Proszę spróbować innej sieci, na przykład danych komórkowych w telefonie, albo poprosić dział IT o zezwolenie na rozmowy wideo.',
+  'check.offline': 'Nie można połączyć się z usługą. Proszę sprawdzić połączenie z internetem i odświeżyć stronę.',
 
   // Camera and microphone problems
   'media.unsupported': 'Ta przeglądarka nie może tutaj korzystać z kamery ani mikrofonu. Mimo to można dołączyć oraz widzieć i słyszeć pozostałe osoby.',

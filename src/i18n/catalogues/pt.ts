@@ -26,6 +26,14 @@ export const pt: Catalogue = {
   'join.device': 'Dispositivo {number}',
   'join.join': 'Entrar',
   'join.joining': 'Entrando…',
+  'check.title': 'Verificação antes de entrar',
+  'check.speakerHint': 'Você ouve uma melodia curta?',
+  'check.speaker': 'Testar alto-falante',
+  'check.checking': 'Verificando sua conexão…',
+  'check.ready': 'Sua conexão está pronta para a chamada.',
+  'check.relay': 'Sua rede só permite a chamada pelo nosso servidor de retransmissão. Vai funcionar, talvez com qualidade menor.',
+  'check.blocked': 'Sua rede bloqueia chamadas de vídeo. Tente outra rede, por exemplo os dados móveis do seu celular, ou peça ao setor de TI que permita chamadas de vídeo.',
+  'check.offline': 'Não foi possível acessar o serviço. Verifique sua conexão com a internet e recarregue a página.',
 
   // Camera and microphone problems
   'media.unsupported': 'Este navegador não consegue usar câmera nem microfone aqui. Mesmo assim, você pode entrar e ver e ouvir os outros.',

@@ -26,6 +26,14 @@ export const tr: Catalogue = {
   'join.device': 'Cihaz {number}',
   'join.join': 'Katıl',
   'join.joining': 'Bağlanıyor…',
+  'check.title': 'Katılmadan önce kontrol',
+  'check.speakerHint': 'Kısa bir melodi duyuyor musunuz?',
+  'check.speaker': 'Hoparlörü test et',
+  'check.checking': 'Bağlantınız kontrol ediliyor…',
+  'check.ready': 'Bağlantınız görüşme için hazır.',
+  'check.relay': 'Ağınız görüşmeye yalnızca aktarma sunucumuz üzerinden izin veriyor. Görüşme çalışır, ancak kalite daha düşük olabilir.',
+  'check.blocked': 'Ağınız görüntülü görüşmeleri engelliyor. Başka bir ağ deneyin, örneğin telefonunuzun mobil verisi, ya da BT biriminizden görüntülü görüşmelere izin vermesini isteyin.',
+  'check.offline': 'Hizmete ulaşılamıyor. İnternet bağlantınızı kontrol edip sayfayı yenileyin.',
 
   // Camera and microphone problems
   'media.unsupported': 'Bu tarayıcı burada kamera veya mikrofon kullanamıyor. Yine de görüşmeye katılabilir, diğer katılımcıları görüp duyabilirsiniz.',
