@@ -39,6 +39,8 @@ async function main() {
 
         await guest.goto(room.guest_join_url);
         await guest.getByTestId('name-input').fill(lang === 'ar' ? 'سارة' : 'Pat Patient');
+        // The join screen with the check's verdict in.
+        await guest.locator('[data-testid=network-verdict]:not([data-verdict=checking])').waitFor();
         await shot(guest, 'join');
         await guest.getByTestId('join-button').click();
         await guest.getByTestId('waiting-room').waitFor();
