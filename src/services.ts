@@ -9,6 +9,8 @@ import { createIdempotencyRepo } from './domain/idempotency/idempotency.repo.js'
 import { createIdempotencyService } from './domain/idempotency/idempotency.service.js';
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
 import { createParticipationService } from './domain/participation/participation.service.js';
+import { createSessionsRepo } from './domain/participation/sessions.repo.js';
+import { createSessionsService } from './domain/participation/sessions.service.js';
 import { createCleanupService } from './domain/rooms/room-cleanup.service.js';
 import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
 import { createRoomsService } from './domain/rooms/rooms.service.js';
@@ -16,6 +18,11 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
+import type { Lookup } from './domain/webhooks/address-policy.js';
+import { createWebhookDeliveryService } from './domain/webhooks/webhook-delivery.service.js';
+import { createWebhookEndpointsRepo } from './domain/webhooks/webhook-endpoints.repo.js';
+import { createWebhookEndpointsService } from './domain/webhooks/webhook-endpoints.service.js';
+import { createWebhookMessagesRepo } from './domain/webhooks/webhook-messages.repo.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { metricsSources } from './observability/metrics-sources.js';
 import { createLocalEventBus } from './realtime/buses/local-room-event-bus.js';
@@ -32,9 +39,11 @@ export interface ServiceOptions {
   /** Messages between participants of a call; a cluster passes one that crosses nodes. */
   signals?: SignalBus;
   metrics?: Metrics;
+  /** How webhook host names are resolved (tests give names their own addresses). */
+  lookup?: Lookup;
 }
 
-export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics() }: ServiceOptions) {
+export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics(), lookup }: ServiceOptions) {
   const db = database.db;
   metrics.addSources(metricsSources(database));
   const tenantsRepo = createTenantsRepo(db);
@@ -44,7 +53,10 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     rooms: roomsRepo,
     feedback: createFeedbackRepo(db),
     participants: createParticipantsRepo(db, roomsRepo),
+    webhookEndpoints: createWebhookEndpointsRepo(db),
+    webhookMessages: createWebhookMessagesRepo(db),
   };
+  const allowPrivateNetworks = config.webhooksAllowPrivateNetworks;
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
   const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
   return {
@@ -71,6 +83,16 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       nodeId: config.nodeId,
       roomEndGraceSeconds: config.roomEndGraceSeconds,
       nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
+    }),
+    sessions: createSessionsService({ repo: createSessionsRepo(db), clock }),
+    webhookEndpoints: createWebhookEndpointsService({ repo: repos.webhookEndpoints, clock, ids, allowPrivateNetworks, lookup }),
+    webhookDelivery: createWebhookDeliveryService({
+      repo: repos.webhookMessages,
+      clock,
+      allowPrivateNetworks,
+      timeoutSeconds: config.webhooksTimeoutSeconds,
+      disableAfterSeconds: config.webhooksDisableAfterSeconds,
+      lookup,
     }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };

@@ -4,15 +4,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { NotFoundError, UnauthorizedError } from '../../errors.js';
 import { parseBearer } from '../../domain/auth/auth.service.js';
+import { UUID_PATTERN } from '../../domain/support/ids.js';
 import { secretsEqual } from '../../domain/support/secrets.js';
 import type { Services } from '../../services.js';
 import { ErrorSchema, Nullable, ValidationErrorsSchema } from '../schemas.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Ids are UUIDs; anything else names nothing (and never reaches a uuid column). */
 function id(value: string, what: string): string {
-  if (!UUID.test(value)) throw new NotFoundError(`${what} not found`);
+  if (!UUID_PATTERN.test(value)) throw new NotFoundError(`${what} not found`);
   return value.toLowerCase();
 }
 
