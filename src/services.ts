@@ -18,7 +18,6 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
-import type { Lookup } from './domain/webhooks/address-policy.js';
 import { createWebhookDeliveryService } from './domain/webhooks/webhook-delivery.service.js';
 import { createWebhookEndpointsRepo } from './domain/webhooks/webhook-endpoints.repo.js';
 import { createWebhookEndpointsService } from './domain/webhooks/webhook-endpoints.service.js';
@@ -39,11 +38,9 @@ export interface ServiceOptions {
   /** Messages between participants of a call; a cluster passes one that crosses nodes. */
   signals?: SignalBus;
   metrics?: Metrics;
-  /** How webhook host names are resolved (tests give names their own addresses). */
-  lookup?: Lookup;
 }
 
-export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics(), lookup }: ServiceOptions) {
+export function createServices({ database, config, clock = systemClock, ids = cryptoIds, events = createLocalEventBus(), signals = createLocalSignalBus(), metrics = createMetrics() }: ServiceOptions) {
   const db = database.db;
   metrics.addSources(metricsSources(database));
   const tenantsRepo = createTenantsRepo(db);
@@ -85,14 +82,13 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
     }),
     sessions: createSessionsService({ repo: createSessionsRepo(db), clock }),
-    webhookEndpoints: createWebhookEndpointsService({ repo: repos.webhookEndpoints, clock, ids, allowPrivateNetworks, lookup }),
+    webhookEndpoints: createWebhookEndpointsService({ repo: repos.webhookEndpoints, clock, ids, allowPrivateNetworks }),
     webhookDelivery: createWebhookDeliveryService({
       repo: repos.webhookMessages,
       clock,
       allowPrivateNetworks,
       timeoutSeconds: config.webhooksTimeoutSeconds,
       disableAfterSeconds: config.webhooksDisableAfterSeconds,
-      lookup,
     }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };

@@ -135,6 +135,10 @@ function describe(error: ErrorObject, data: unknown): Omit<FieldError, 'attribut
         : { type: 'too_short', message: `is too short (minimum is ${String(params.limit)} characters)` };
     case 'maxLength':
       return { type: 'too_long', message: `is too long (maximum is ${String(params.limit)} characters)` };
+    case 'minItems':
+      return { type: 'too_short', message: `is too short (minimum is ${String(params.limit)} items)` };
+    case 'maxItems':
+      return { type: 'too_long', message: `is too long (maximum is ${String(params.limit)} items)` };
     case 'x-trimmed-length': {
       const { max } = schema['x-trimmed-length'] as { max: number };
       return typeof data === 'string' && data.trim() === ''

@@ -68,13 +68,23 @@ export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks
   }
 
   return {
-    /** Sends everything due now, batch after batch; the outcomes, in claim order. */
+    /** Sends everything due now, batch after batch; the outcomes, endpoint by endpoint. */
     async deliverDue(): Promise<SendOutcome[]> {
       const outcomes: SendOutcome[] = [];
       for (;;) {
         const now = clock.now();
         const claimed = await repo.claim(now, new Date(now.getTime() + leaseMs), BATCH);
-        outcomes.push(...(await Promise.all(claimed.map(deliver))));
+        // One endpoint's messages one after the other, in the order of their events; endpoints side by side.
+        const byEndpoint = new Map<string, ClaimedMessage[]>();
+        for (const message of claimed) byEndpoint.set(message.endpoint_id, [...(byEndpoint.get(message.endpoint_id) ?? []), message]);
+        const sent = await Promise.all(
+          [...byEndpoint.values()].map(async (messages) => {
+            const results: SendOutcome[] = [];
+            for (const message of messages) results.push(await deliver(message));
+            return results;
+          }),
+        );
+        outcomes.push(...sent.flat());
         if (claimed.length < BATCH) return outcomes;
       }
     },

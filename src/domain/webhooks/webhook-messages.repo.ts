@@ -37,7 +37,8 @@ export function createWebhookMessagesRepo(db: Db) {
           limit ${limit}
           for update skip locked)
         returning m.id, m.msg_id, m.type, m.data, m.occurred_at, m.attempts, e.id as endpoint_id, e.url, e.secret`.execute(db);
-      return rows.map((row) => ({ ...row, id: Number(row.id) }));
+      // RETURNING has no order: the events' order is the ids'.
+      return rows.map((row) => ({ ...row, id: Number(row.id) })).sort((a, b) => a.id - b.id);
     },
 
     /**
@@ -82,7 +83,7 @@ export function createWebhookMessagesRepo(db: Db) {
         await sql`
           update webhook_endpoints set
             failing_since = coalesce(failing_since, ${outcome.at}),
-            disabled_at = case when coalesce(failing_since, ${outcome.at}) <= ${disableBefore} then ${outcome.at} end,
+            disabled_at = case when coalesce(failing_since, ${outcome.at}) <= ${disableBefore} then ${outcome.at}::timestamptz end,
             disabled_reason = case when coalesce(failing_since, ${outcome.at}) <= ${disableBefore}
               then 'Every delivery failed since ' || to_char(coalesce(failing_since, ${outcome.at}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 || '; the last: ' || ${outcome.error} end
