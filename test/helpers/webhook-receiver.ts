@@ -8,6 +8,8 @@ export interface ReceivedWebhook {
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The status it was answered with; undefined while (or when it was never) answered. */
+  status?: number;
 }
 
 export interface WebhookReceiver {
@@ -37,11 +39,13 @@ export async function startWebhookReceiver(path = '/hooks'): Promise<WebhookRece
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      receiver.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const received: ReceivedWebhook = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      receiver.received.push(received);
       if (receiver.answer === 'hang') {
         hanging.add(res);
         return;
       }
+      received.status = receiver.answer;
       res.statusCode = receiver.answer;
       res.end();
     });
