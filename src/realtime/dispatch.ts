@@ -6,6 +6,7 @@ import type { CallHandler, CallMessageType } from './handlers/call-handler.js';
 import { sendChat } from './handlers/chat.js';
 import { createInvite } from './handlers/invites.js';
 import { leaveCall } from './handlers/leave.js';
+import { recordNetworkReport } from './handlers/network-report.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
 import type { HubContext } from './hub-context.js';
 import type { ClientMessage } from './protocol.js';
@@ -24,6 +25,7 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   chat: sendChat,
   'invite-create': createInvite,
   leave: leaveCall,
+  'network-report': recordNetworkReport,
 };
 
 export async function dispatch(ctx: HubContext, session: Session, message: ClientMessage): Promise<void> {
