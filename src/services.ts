@@ -82,7 +82,14 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
     }),
     sessions: createSessionsService({ repo: createSessionsRepo(db), clock }),
-    webhookEndpoints: createWebhookEndpointsService({ repo: repos.webhookEndpoints, clock, ids, allowPrivateNetworks }),
+    webhookEndpoints: createWebhookEndpointsService({
+      repo: repos.webhookEndpoints,
+      messages: repos.webhookMessages,
+      tenants: repos.tenants,
+      clock,
+      ids,
+      allowPrivateNetworks,
+    }),
     webhookDelivery: createWebhookDeliveryService({
       repo: repos.webhookMessages,
       clock,

@@ -120,3 +120,26 @@ describe('with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true', () => {
     }
   });
 });
+
+describe('GET /admin/tenants/{tenant_id}/webhook_endpoints', () => {
+  const admin = (url: string, token = 'test-admin-token-0123456789') => ctx.request({ method: 'GET', url, token });
+
+  it('shows operators a tenant\u2019s endpoints with their messages, never a secret', async () => {
+    const t = await ctx.tenant();
+    const created = (await create(t.instanceToken, { url: PUBLIC_URL, events: ['room.closed'] })).json();
+    const room = await ctx.request({ method: 'POST', url: '/api/rooms', token: t.instanceToken, payload: { name: 'R', meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' } });
+    await ctx.request({ method: 'POST', url: `/api/rooms/${room.json().token}/close`, token: t.instanceToken });
+    const res = await admin(`/admin/tenants/${t.id}/webhook_endpoints`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().webhook_endpoints).toEqual([
+      { id: created.id, url: PUBLIC_URL, events: ['room.closed'], description: null, created_at: created.created_at, status: 'enabled', failing_since: null, disabled_at: null, disabled_reason: null, messages: { pending: 1, delivered: 0, failed: 0 } },
+    ]);
+    expect(res.body).not.toContain(created.secret.slice(6));
+  });
+
+  it('404 for an unknown tenant, 401 without the admin token', async () => {
+    expectError(await admin('/admin/tenants/00000000-0000-4000-8000-000000000000/webhook_endpoints'), 404);
+    expectError(await admin('/admin/tenants/nope/webhook_endpoints'), 404);
+    expectError(await admin(`/admin/tenants/${tenant.id}/webhook_endpoints`, tenant.instanceToken), 401);
+  });
+});

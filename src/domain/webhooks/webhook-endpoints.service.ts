@@ -1,13 +1,15 @@
 // Managing webhook endpoints (DESIGN §8, docs/webhooks.md): Instance tokens
 // only, the secret shown once, targets refused when they point inside the
 // server's own network (checked again at every delivery).
-import { ForbiddenError, UnprocessableError, ValidationError } from '../../errors.js';
+import { ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.js';
 import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
+import type { TenantsRepo } from '../tenants/tenants.repo.js';
 import { resolveTarget, type Lookup } from './address-policy.js';
 import type { WebhookEventType } from './webhook-events.js';
 import type { WebhookEndpointRow, WebhookEndpointsRepo } from './webhook-endpoints.repo.js';
+import type { WebhookMessagesRepo } from './webhook-messages.repo.js';
 import { newWebhookSecret } from './webhook-signature.js';
 
 export const WEBHOOKS_FORBIDDEN = 'Webhook endpoints are managed with Instance API tokens only';
@@ -22,6 +24,8 @@ export interface WebhookEndpointInput {
 
 interface Deps {
   repo: WebhookEndpointsRepo;
+  messages: WebhookMessagesRepo;
+  tenants: TenantsRepo;
   clock: Clock;
   ids: Ids;
   allowPrivateNetworks: boolean;
@@ -33,7 +37,7 @@ function instanceOnly(principal: Principal): string {
   return principal.tenantId;
 }
 
-export function createWebhookEndpointsService({ repo, clock, ids, allowPrivateNetworks, lookup }: Deps) {
+export function createWebhookEndpointsService({ repo, messages, tenants, clock, ids, allowPrivateNetworks, lookup }: Deps) {
   /** What the schema cannot say about a URL: no credentials in it, and a host that is not internal. */
   async function checkUrl(raw: string): Promise<void> {
     const url = new URL(raw);
@@ -71,8 +75,12 @@ export function createWebhookEndpointsService({ repo, clock, ids, allowPrivateNe
       return repo.list(instanceOnly(principal));
     },
 
-    /** Operators see every tenant's endpoints (the admin API), never their secrets. */
-    listForTenant: (tenantId: string) => repo.list(tenantId),
+    /** For operators (the admin API): a tenant's endpoints with how many messages each has waiting, delivered and given up. */
+    async listForTenant(tenantId: string) {
+      if (!(await tenants.findTenant(tenantId))) throw new NotFoundError('Tenant not found');
+      const [rows, counts] = await Promise.all([repo.list(tenantId), messages.countsByEndpoint(tenantId)]);
+      return rows.map((row) => ({ row, messages: counts.get(row.id) ?? { pending: 0, delivered: 0, failed: 0 } }));
+    },
 
     /** true when it existed; the routes answer 404 otherwise. */
     async delete(principal: Principal, id: string): Promise<boolean> {
