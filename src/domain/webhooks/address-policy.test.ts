@@ -57,6 +57,12 @@ describe('resolveTarget', () => {
     expect(await resolveTarget(new URL('http://127.0.0.1:9/'), true)).toEqual({ address: '127.0.0.1', family: 4 });
   });
 
+  it('refuses localhost and its subdomains, with or without the final dot, whatever DNS says', async () => {
+    for (const url of ['http://LOCALHOST./', 'http://api.localhost/', 'http://localhost:8080/']) {
+      expect(await resolveTarget(new URL(url), false, lookupTo('93.184.216.34'))).toEqual({ refused: expect.stringMatching(/internal/) });
+    }
+  });
+
   it('refuses a name that does not resolve', async () => {
     const fails = async () => {
       throw new Error('ENOTFOUND');

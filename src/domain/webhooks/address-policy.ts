@@ -93,10 +93,13 @@ export type Lookup = (hostname: string) => Promise<{ address: string; family: nu
 
 export const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
-/** The URL's host without the brackets of an IPv6 literal. */
-export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+/** The URL's host without the brackets of an IPv6 literal or the final dot of a fully qualified name. */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
+
+/** localhost and its subdomains are the machine itself whatever DNS says (RFC 6761 §6.3). */
+const LOCALHOST = /(^|\.)localhost$/i;
 
 /**
  * Resolves the URL's host and checks every address. The address to connect
@@ -105,6 +108,7 @@ export function hostOf(url: URL): string {
  */
 export async function resolveTarget(url: URL, allowPrivate: boolean, lookup: Lookup = systemLookup): Promise<ResolvedTarget | { refused: string }> {
   const host = hostOf(url);
+  if (LOCALHOST.test(host) && !allowPrivate) return { refused: 'the host is localhost, an internal address' };
   let addresses: { address: string; family: number }[];
   try {
     addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host);
