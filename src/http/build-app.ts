@@ -95,7 +95,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
       info: {
         title: 'Parley video rooms API',
         version: '1.0.0',
-        description: 'Rooms, room feedback and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
+        description: 'Rooms, participant sessions, room feedback, webhook endpoints and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
       },
       servers: [{ url: config.publicUrl }],
       components: {
