@@ -35,6 +35,23 @@ const headersOf = (r: { headers: Record<string, unknown> }) => ({
   'webhook-signature': String(r.headers['webhook-signature']),
 });
 
+/** A test context for one test, closed however the test ends. */
+async function withContext(options: Parameters<typeof createTestContext>[0], test: (ctx: TestContext) => Promise<void>) {
+  const ctx = await createTestContext(options);
+  try {
+    await test(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** A new room of the tenant, closed at once: one room.closed event. */
+async function closeARoom(ctx: TestContext, token: string) {
+  const room = await createRoom(ctx, token);
+  expect((await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token })).statusCode).toBe(204);
+  return room;
+}
+
 async function messageCount(ctx: TestContext): Promise<number> {
   const row = await ctx.services.database.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
@@ -142,8 +159,7 @@ describe('a call, delivered', () => {
     const tenant = await ctx.tenant();
     await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
     receiver.answer = 307;
-    const room = await createRoom(ctx, tenant.instanceToken);
-    await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+    await closeARoom(ctx, tenant.instanceToken);
     const [outcome] = await ctx.services.webhookDelivery.deliverDue();
     expect(outcome).toEqual({ ok: false, status: 307, error: expect.stringMatching(/redirects are not followed/) });
     expect(receiver.received).toHaveLength(1);
@@ -153,12 +169,10 @@ describe('a call, delivered', () => {
 describe('retries', () => {
   it('retries a failing receiver with growing delays for more than a day, the first within 10 s, with the same webhook-id', async () => {
     const clock = manualClock(new Date());
-    const ctx = await createTestContext({ env: ALLOW, clock });
-    try {
+    await withContext({ env: ALLOW, clock }, async (ctx) => {
       const tenant = await ctx.tenant();
       await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
-      const room = await createRoom(ctx, tenant.instanceToken);
-      await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+      await closeARoom(ctx, tenant.instanceToken);
       receiver.answer = 500;
       expect(await ctx.services.webhookDelivery.deliverDue()).toHaveLength(1);
       const nextAttempt = async () =>
@@ -184,19 +198,15 @@ describe('retries', () => {
       expect(new Set(receiver.received.map((r) => r.headers['webhook-timestamp'])).size).toBe(receiver.received.length);
       const row = await ctx.services.database.db.selectFrom('webhook_messages').selectAll().executeTakeFirstOrThrow();
       expect(row).toMatchObject({ attempts: delays.length + 1, last_status: 500, delivered_at: null, failed_at: expect.any(Date) });
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 
   it('a receiver that recovers gets the message on the next retry, once', async () => {
     const clock = manualClock(new Date());
-    const ctx = await createTestContext({ env: ALLOW, clock });
-    try {
+    await withContext({ env: ALLOW, clock }, async (ctx) => {
       const tenant = await ctx.tenant();
       const { id } = await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
-      const room = await createRoom(ctx, tenant.instanceToken);
-      await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+      await closeARoom(ctx, tenant.instanceToken);
       receiver.answer = 503;
       await ctx.services.webhookDelivery.deliverDue();
       const failing = (await ctx.request({ method: 'GET', url: '/api/webhook_endpoints', token: tenant.instanceToken })).json().webhook_endpoints[0];
@@ -209,52 +219,41 @@ describe('retries', () => {
       expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([receiver.received[0]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']]);
       const recovered = (await ctx.request({ method: 'GET', url: '/api/webhook_endpoints', token: tenant.instanceToken })).json().webhook_endpoints[0];
       expect(recovered.failing_since).toBeNull();
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 
   it('an endpoint failing for days is disabled, with the reason in GET; it gets nothing more', async () => {
     const clock = manualClock(new Date());
-    const ctx = await createTestContext({ env: { ...ALLOW, WEBHOOKS_DISABLE_AFTER_DAYS: '5' }, clock });
-    try {
+    await withContext({ env: { ...ALLOW, WEBHOOKS_DISABLE_AFTER_DAYS: '5' }, clock }, async (ctx) => {
       const tenant = await ctx.tenant();
       await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
       receiver.answer = 500;
-      const closeARoom = async () => {
-        const room = await createRoom(ctx, tenant.instanceToken);
-        await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
-      };
       const endpoint = async () => (await ctx.request({ method: 'GET', url: '/api/webhook_endpoints', token: tenant.instanceToken })).json().webhook_endpoints[0];
       for (let day = 0; day < 5; day++) {
-        await closeARoom();
+        await closeARoom(ctx, tenant.instanceToken);
         await ctx.services.webhookDelivery.deliverDue();
         expect((await endpoint()).status).toBe('enabled');
         clock.advance(86_400_000);
       }
-      await closeARoom();
+      await closeARoom(ctx, tenant.instanceToken);
       await ctx.services.webhookDelivery.deliverDue();
       const disabled = await endpoint();
       expect(disabled).toMatchObject({ status: 'disabled', disabled_at: clock.now().toISOString() });
       expect(disabled.disabled_reason).toMatch(/failed since .*HTTP 500/);
       const sent = receiver.received.length;
-      await closeARoom();
+      await closeARoom(ctx, tenant.instanceToken);
       clock.advance(86_400_000);
       expect(await ctx.services.webhookDelivery.deliverDue()).toEqual([]);
       expect(receiver.received).toHaveLength(sent);
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 
   it('a claimed message whose node never reported back is sent again after the lease, with the same webhook-id', async () => {
     const clock = manualClock(new Date());
-    const ctx = await createTestContext({ env: { ...ALLOW, WEBHOOKS_TIMEOUT_SECONDS: '2' }, clock });
-    try {
+    await withContext({ env: { ...ALLOW, WEBHOOKS_TIMEOUT_SECONDS: '2' }, clock }, async (ctx) => {
       const tenant = await ctx.tenant();
       await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
-      const room = await createRoom(ctx, tenant.instanceToken);
-      await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+      await closeARoom(ctx, tenant.instanceToken);
       // A node claims the message and dies before sending it.
       const now = clock.now();
       const [claimed] = await ctx.services.repos.webhookMessages.claim(now, new Date(now.getTime() + 6000), 10);
@@ -263,32 +262,25 @@ describe('retries', () => {
       clock.advance(6000);
       expect(await ctx.services.webhookDelivery.deliverDue()).toEqual([{ ok: true, status: 204 }]);
       expect(receiver.received[0]!.headers['webhook-id']).toBe(claimed!.msg_id);
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 
   it('a receiver that does not answer within the time limit is a failure', async () => {
-    const ctx = await createTestContext({ env: { ...ALLOW, WEBHOOKS_TIMEOUT_SECONDS: '1' } });
-    try {
+    await withContext({ env: { ...ALLOW, WEBHOOKS_TIMEOUT_SECONDS: '1' } }, async (ctx) => {
       const tenant = await ctx.tenant();
       await addEndpoint(ctx, tenant.instanceToken, { events: ['room.closed'] });
       receiver.answer = 'hang';
-      const room = await createRoom(ctx, tenant.instanceToken);
-      await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+      await closeARoom(ctx, tenant.instanceToken);
       const started = Date.now();
       expect(await ctx.services.webhookDelivery.deliverDue()).toEqual([{ ok: false, status: null, error: 'no answer within 1 s' }]);
       expect(Date.now() - started).toBeLessThan(3000);
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 });
 
 describe('without WEBHOOKS_ALLOW_PRIVATE_NETWORKS', () => {
   it('refuses at delivery a target that resolves to an internal address (an endpoint whose name moved inside)', async () => {
-    const ctx = await createTestContext();
-    try {
+    await withContext({}, async (ctx) => {
       const tenant = await ctx.tenant();
       // Created while the name pointed outside; now it resolves to loopback (IPv4-mapped IPv6 too).
       for (const url of [receiver.url, receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), receiver.url.replace('127.0.0.1', 'localhost')]) {
@@ -305,16 +297,13 @@ describe('without WEBHOOKS_ALLOW_PRIVATE_NETWORKS', () => {
           disabled_reason: null,
         });
       }
-      const room = await createRoom(ctx, tenant.instanceToken);
-      await ctx.request({ method: 'POST', url: `/api/rooms/${room.token}/close`, token: tenant.instanceToken });
+      await closeARoom(ctx, tenant.instanceToken);
       const outcomes = await ctx.services.webhookDelivery.deliverDue();
       expect(outcomes).toHaveLength(3);
       for (const outcome of outcomes) expect(outcome).toEqual({ ok: false, status: null, error: expect.stringMatching(/^refused: .*internal/) });
       expect(receiver.received).toHaveLength(0);
       const { rows } = await sql<{ last_error: string }>`select last_error from webhook_messages`.execute(ctx.services.database.db);
       expect(rows.every((r) => r.last_error.startsWith('refused'))).toBe(true);
-    } finally {
-      await ctx.close();
-    }
+    });
   });
 });

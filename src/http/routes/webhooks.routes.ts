@@ -5,8 +5,9 @@ import { UUID_PATTERN } from '../../domain/support/ids.js';
 import type { WebhookEndpointRow } from '../../domain/webhooks/webhook-endpoints.repo.js';
 import type { WebhookEventType } from '../../domain/webhooks/webhook-events.js';
 import { WEBHOOKS_FORBIDDEN } from '../../domain/webhooks/webhook-endpoints.service.js';
-import { ForbiddenError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { instanceTokensOnly } from '../hooks/instance-only.js';
 import {
   CreatedWebhookEndpointSchema,
   ErrorSchema,
@@ -38,10 +39,7 @@ export const webhooksRoutes =
     const security = [{ bearer: [] }];
     const errors = { 403: ErrorSchema, ...commonErrors };
 
-    // "Token not allowed" comes before the body is checked, as 401 does.
-    app.addHook('preValidation', async (request) => {
-      if (request.principal.kind !== 'instance') throw new ForbiddenError(WEBHOOKS_FORBIDDEN);
-    });
+    app.addHook('preValidation', instanceTokensOnly(WEBHOOKS_FORBIDDEN));
 
     app.post(
       '/api/webhook_endpoints',
