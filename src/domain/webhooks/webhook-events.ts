@@ -46,10 +46,18 @@ export type WebhookEvent =
   | { type: 'feedback.created'; data: FeedbackEventData };
 
 /**
+ * A lone surrogate (half of a UTF-16 pair, e.g. in a feedback comment) has no
+ * UTF-8 form: a text column gets U+FFFD for it from the driver, but jsonb
+ * refuses its JSON escape (\ud800). The event carries U+FFFD too.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const wellFormed = (_key: string, value: unknown) => (typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value);
+
+/**
  * Stores the event for every live endpoint of the tenant that wants it, in
  * `executor`'s transaction (pass the transaction of the change). For a tenant
  * without such an endpoint it writes nothing: one index probe.
  */
 export async function enqueueEvent(executor: Kysely<Database>, tenantId: string, event: WebhookEvent): Promise<void> {
-  await sql`select webhook_enqueue(${tenantId}::uuid, ${event.type}, ${JSON.stringify(event.data)}::jsonb)`.execute(executor);
+  await sql`select webhook_enqueue(${tenantId}::uuid, ${event.type}, ${JSON.stringify(event.data, wellFormed)}::jsonb)`.execute(executor);
 }
