@@ -128,6 +128,24 @@ describe('a call, delivered', () => {
     expect(receiver.types()).toEqual(['feedback.created', 'room.closed']);
   });
 
+  it('sends room.deleted for a room the automatic cleanup deletes, and participant.left for the participants of a node that died', async () => {
+    const tenant = await ctx.tenant();
+    await addEndpoint(ctx, tenant.instanceToken, { events: ['room.deleted', 'participant.left'] });
+    const expired = await createRoom(ctx, tenant.instanceToken);
+    // Its last activity long past: the cleanup's next run deletes it.
+    await ctx.services.database.db.updateTable('rooms').set({ cleanup_base_at: new Date('2000-01-01T00:00:00Z') }).where('token', '=', expired.token).execute();
+    const room = await createRoom(ctx, tenant.instanceToken);
+    const guest = await ctx.services.participation.join({ joinToken: room.guest_token, displayName: 'Pat' });
+    await ctx.services.repos.participants.leaveNodes({ nodeId: ctx.config.nodeId }, new Date());
+    expect(await ctx.services.cleanup.run()).toContain(expired.token);
+    await ctx.services.webhookDelivery.deliverDue();
+    const bodies = receiver.received.map((r) => JSON.parse(r.body));
+    expect(bodies.map((b) => [b.type, b.data.room_token, b.data.participant_token])).toEqual([
+      ['participant.left', room.token, guest.participant.token],
+      ['room.deleted', expired.token, undefined],
+    ]);
+  });
+
   it('writes nothing for a tenant without endpoints, nor for a disabled endpoint', async () => {
     const before = await messageCount(ctx);
     const tenant = await ctx.tenant();
