@@ -33,9 +33,16 @@ export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks
   const leaseMs = timeoutSeconds * 3000;
 
   async function attempt(message: ClaimedMessage): Promise<SendOutcome> {
+    // The whole attempt, the name's lookup included, fits in the time limit (real time,
+    // not the injected clock: it is the network's), so it always ends within its lease.
+    const deadline = Date.now() + timeoutSeconds * 1000;
     const url = new URL(message.url);
     // Resolved and checked now, and the POST goes to that address (address-policy.ts).
-    const target = await resolveTarget(url, allowPrivateNetworks, lookup);
+    let timer: NodeJS.Timeout | undefined;
+    const target = await Promise.race([
+      resolveTarget(url, allowPrivateNetworks, lookup),
+      new Promise<{ refused: string }>((resolve) => (timer = setTimeout(() => resolve({ refused: 'the host name did not resolve in time' }), deadline - Date.now()))),
+    ]).finally(() => clearTimeout(timer));
     if ('refused' in target) return { ok: false, status: null, error: `refused: ${target.refused}` };
     const body = webhookBody(message);
     const timestamp = Math.floor(clock.now().getTime() / 1000);
@@ -43,7 +50,7 @@ export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks
       url,
       target,
       body,
-      timeoutMs: timeoutSeconds * 1000,
+      timeoutMs: Math.max(1, deadline - Date.now()),
       headers: {
         'webhook-id': message.msg_id,
         'webhook-timestamp': String(timestamp),

@@ -63,7 +63,7 @@ export function sendWebhook({ url, target, headers, body, timeoutMs }: WebhookRe
       },
     );
     // The whole exchange, connecting included, has timeoutMs.
-    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${timeoutMs / 1000} s` }), timeoutMs);
+    const timer = setTimeout(() => finish({ ok: false, status: null, error: `no answer within ${Math.ceil(timeoutMs / 1000)} s` }), timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => finish({ ok: false, status: null, error: error.code ?? 'connection failed' }));
     request.end(body);
   });
