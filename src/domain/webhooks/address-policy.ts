@@ -91,7 +91,7 @@ export interface ResolvedTarget {
 
 export type Lookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
-export const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+const systemLookup: Lookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
 /** The URL's host without the brackets of an IPv6 literal or the final dot of a fully qualified name. */
 function hostOf(url: URL): string {

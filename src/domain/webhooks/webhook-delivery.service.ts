@@ -3,7 +3,7 @@
 // outcome. At least once: a message leaves the outbox only when a receiver
 // answered 2xx, or when its retries are exhausted.
 import type { Clock } from '../support/clock.js';
-import { resolveTarget, type Lookup } from './address-policy.js';
+import { resolveTarget } from './address-policy.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import type { ClaimedMessage, WebhookMessagesRepo } from './webhook-messages.repo.js';
 import { sendWebhook, type SendOutcome } from './webhook-sender.js';
@@ -20,7 +20,6 @@ interface Deps {
   allowPrivateNetworks: boolean;
   timeoutSeconds: number;
   disableAfterSeconds: number;
-  lookup?: Lookup;
 }
 
 /** The body every attempt sends: the same bytes each time, built from what the outbox holds. */
@@ -28,7 +27,7 @@ export function webhookBody(message: Pick<ClaimedMessage, 'type' | 'occurred_at'
   return JSON.stringify({ type: message.type, timestamp: message.occurred_at.toISOString(), data: message.data });
 }
 
-export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks, timeoutSeconds, disableAfterSeconds, lookup }: Deps) {
+export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks, timeoutSeconds, disableAfterSeconds }: Deps) {
   // Longer than any attempt can take, so that a live node always records its outcome before another may try.
   const leaseMs = timeoutSeconds * 3000;
 
@@ -40,7 +39,7 @@ export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks
     // Resolved and checked now, and the POST goes to that address (address-policy.ts).
     let timer: NodeJS.Timeout | undefined;
     const target = await Promise.race([
-      resolveTarget(url, allowPrivateNetworks, lookup),
+      resolveTarget(url, allowPrivateNetworks),
       new Promise<{ refused: string }>((resolve) => (timer = setTimeout(() => resolve({ refused: 'the host name did not resolve in time' }), deadline - Date.now()))),
     ]).finally(() => clearTimeout(timer));
     if ('refused' in target) return { ok: false, status: null, error: `refused: ${target.refused}` };

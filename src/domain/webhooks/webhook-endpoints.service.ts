@@ -6,7 +6,7 @@ import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
-import { resolveTarget, type Lookup } from './address-policy.js';
+import { resolveTarget } from './address-policy.js';
 import type { WebhookEventType } from './webhook-events.js';
 import type { WebhookEndpointRow, WebhookEndpointsRepo } from './webhook-endpoints.repo.js';
 import type { WebhookMessagesRepo } from './webhook-messages.repo.js';
@@ -29,7 +29,6 @@ interface Deps {
   clock: Clock;
   ids: Ids;
   allowPrivateNetworks: boolean;
-  lookup?: Lookup;
 }
 
 function instanceOnly(principal: Principal): string {
@@ -37,12 +36,12 @@ function instanceOnly(principal: Principal): string {
   return principal.tenantId;
 }
 
-export function createWebhookEndpointsService({ repo, messages, tenants, clock, ids, allowPrivateNetworks, lookup }: Deps) {
+export function createWebhookEndpointsService({ repo, messages, tenants, clock, ids, allowPrivateNetworks }: Deps) {
   /** What the schema cannot say about a URL: no credentials in it, and a host that is not internal. */
   async function checkUrl(raw: string): Promise<void> {
     const url = new URL(raw);
     if (url.username || url.password) throw ValidationError.of('url', 'invalid', 'must not contain a user name or password');
-    const target = await resolveTarget(url, allowPrivateNetworks, lookup);
+    const target = await resolveTarget(url, allowPrivateNetworks);
     // A name that does not resolve yet is accepted: it is resolved and checked again at each delivery.
     if ('refused' in target && target.refused.includes('internal')) {
       throw ValidationError.of('url', 'invalid', 'must not point to a loopback, private or link-local address');
