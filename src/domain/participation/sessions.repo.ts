@@ -16,7 +16,7 @@ export interface NetworkSummary {
   reports: number;
 }
 
-export interface SessionRow {
+interface SessionRow {
   participant_token: string;
   role: ParticipantRole;
   display_name: string;

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { NetworkSummary, SessionsRepo } from './sessions.repo.js';
 
-export interface SessionView {
+interface SessionView {
   participant_token: string;
   role: 'host' | 'guest';
   display_name: string;

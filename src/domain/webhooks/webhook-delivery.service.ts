@@ -23,7 +23,7 @@ interface Deps {
 }
 
 /** The body every attempt sends: the same bytes each time, built from what the outbox holds. */
-export function webhookBody(message: Pick<ClaimedMessage, 'type' | 'occurred_at' | 'data'>): string {
+function webhookBody(message: Pick<ClaimedMessage, 'type' | 'occurred_at' | 'data'>): string {
   return JSON.stringify({ type: message.type, timestamp: message.occurred_at.toISOString(), data: message.data });
 }
 

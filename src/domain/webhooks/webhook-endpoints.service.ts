@@ -14,9 +14,9 @@ import { newWebhookSecret } from './webhook-signature.js';
 
 export const WEBHOOKS_FORBIDDEN = 'Webhook endpoints are managed with Instance API tokens only';
 /** Every endpoint gets every event it wants: many of them multiply each event's cost. */
-export const MAX_ENDPOINTS_PER_TENANT = 20;
+const MAX_ENDPOINTS_PER_TENANT = 20;
 
-export interface WebhookEndpointInput {
+interface WebhookEndpointInput {
   url: string;
   events?: WebhookEventType[];
   description?: string | null;

@@ -13,7 +13,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 export type SendOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
 
-export interface WebhookRequest {
+interface WebhookRequest {
   url: URL;
   target: ResolvedTarget;
   headers: Record<string, string>;
