@@ -41,6 +41,15 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
     }
   });
 
+  it('the webhook delivery benchmark reports latency and rate', { timeout: 120_000 }, async () => {
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', 'bench/webhook-delivery.bench.ts', '--latency-events=2', '--burst=20'], {
+      cwd: root,
+      timeout: 110_000,
+    });
+    expect(stdout).toMatch(/^\| event to delivery, p50 \(2 events one at a time\) \| \d+ ms \|$/m);
+    expect(stdout).toMatch(/^\| deliveries per second \(first to last arrival\) \| \d+ \|$/m);
+  });
+
   it('the API diagnosis reports CPU per thread, scavenges and old-space allocation sites', { timeout: 120_000 }, async () => {
     const { stdout } = await execFileP(
       process.execPath,
