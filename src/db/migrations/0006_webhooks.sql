@@ -137,11 +137,13 @@ CREATE TABLE deleted_room_sessions (
 );
 CREATE INDEX deleted_room_sessions_room_idx ON deleted_room_sessions (tenant_id, room_token, joined_at);
 
+-- Not when the room goes because its tenant is deleted: the sessions would go
+-- with the tenant anyway, and their insert would refer to a tenant already gone.
 CREATE FUNCTION rooms_keep_sessions() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO deleted_room_sessions (participant_token, tenant_id, organization_id, room_token, role, display_name, joined_at, left_at, network_reports)
   SELECT p.token, OLD.tenant_id, OLD.organization_id, OLD.token, p.role, p.display_name, p.joined_at, coalesce(p.left_at, now()), p.network_reports
-  FROM participants p WHERE p.room_id = OLD.id;
+  FROM participants p WHERE p.room_id = OLD.id AND EXISTS (SELECT 1 FROM tenants t WHERE t.id = OLD.tenant_id);
   RETURN OLD;
 END $$;
 
