@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isInternalAddress, resolveTarget } from './address-policy.js';
+import { isInternalAddress, resolveTarget, resolveTargetWithin } from './address-policy.js';
 
 describe('isInternalAddress', () => {
   it.each([
@@ -69,4 +69,12 @@ describe('resolveTarget', () => {
     };
     expect(await resolveTarget(new URL('https://nowhere.invalid/'), true, fails)).toEqual({ refused: expect.stringMatching(/resolve/) });
   });
+
+  it('gives up on a lookup that takes too long', async () => {
+    const never = () => new Promise<never>(() => {});
+    const started = Date.now();
+    expect(await resolveTargetWithin(new URL('https://slow.example/'), false, 50, never)).toEqual({ refused: expect.stringMatching(/in time/) });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
 });
+

@@ -122,3 +122,16 @@ export async function resolveTarget(url: URL, allowPrivate: boolean, lookup: Loo
   const [first] = addresses;
   return { address: first!.address, family: first!.family === 6 ? 6 : 4 };
 }
+
+/** resolveTarget, given up (refused) when the lookup takes longer than `ms`: a slow resolver must not hold a request or outlast a lease. */
+export async function resolveTargetWithin(url: URL, allowPrivate: boolean, ms: number, lookup: Lookup = systemLookup): Promise<ResolvedTarget | { refused: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ refused: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ refused: 'the host name did not resolve in time' }), ms);
+  });
+  try {
+    return await Promise.race([resolveTarget(url, allowPrivate, lookup), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -3,7 +3,7 @@
 // outcome. At least once: a message leaves the outbox only when a receiver
 // answered 2xx, or when its retries are exhausted.
 import type { Clock } from '../support/clock.js';
-import { resolveTarget } from './address-policy.js';
+import { resolveTargetWithin } from './address-policy.js';
 import { nextAttemptAt } from './retry-schedule.js';
 import type { ClaimedMessage, WebhookMessagesRepo } from './webhook-messages.repo.js';
 import { sendWebhook, type SendOutcome } from './webhook-sender.js';
@@ -37,11 +37,7 @@ export function createWebhookDeliveryService({ repo, clock, allowPrivateNetworks
     const deadline = Date.now() + timeoutSeconds * 1000;
     const url = new URL(message.url);
     // Resolved and checked now, and the POST goes to that address (address-policy.ts).
-    let timer: NodeJS.Timeout | undefined;
-    const target = await Promise.race([
-      resolveTarget(url, allowPrivateNetworks),
-      new Promise<{ refused: string }>((resolve) => (timer = setTimeout(() => resolve({ refused: 'the host name did not resolve in time' }), deadline - Date.now()))),
-    ]).finally(() => clearTimeout(timer));
+    const target = await resolveTargetWithin(url, allowPrivateNetworks, deadline - Date.now());
     if ('refused' in target) return { ok: false, status: null, error: `refused: ${target.refused}` };
     const body = webhookBody(message);
     const timestamp = Math.floor(clock.now().getTime() / 1000);

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/auth.service.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
-import { resolveTarget } from './address-policy.js';
+import { resolveTargetWithin } from './address-policy.js';
 import type { WebhookEventType } from './webhook-events.js';
 import type { WebhookEndpointRow, WebhookEndpointsRepo } from './webhook-endpoints.repo.js';
 import type { WebhookMessagesRepo } from './webhook-messages.repo.js';
@@ -41,7 +41,8 @@ export function createWebhookEndpointsService({ repo, messages, tenants, clock, 
   async function checkUrl(raw: string): Promise<void> {
     const url = new URL(raw);
     if (url.username || url.password) throw ValidationError.of('url', 'invalid', 'must not contain a user name or password');
-    const target = await resolveTarget(url, allowPrivateNetworks);
+    // A name whose lookup takes more than 2 s is treated as not resolving yet (checked again at delivery).
+    const target = await resolveTargetWithin(url, allowPrivateNetworks, 2000);
     // A name that does not resolve yet is accepted: it is resolved and checked again at each delivery.
     if ('refused' in target && target.refused.includes('internal')) {
       throw ValidationError.of('url', 'invalid', 'must not point to a loopback, private or link-local address');
