@@ -47,6 +47,14 @@ export interface Config {
   iceTransportPolicy: 'all' | 'relay';
   /** Requests per minute per API token on /api (a burst of this many, refilled evenly); 0 = no limit. */
   rateLimitPerMinute: number;
+  /** Webhook targets on loopback, private or link-local addresses are refused unless this is on (docs/webhooks.md). */
+  webhooksAllowPrivateNetworks: boolean;
+  /** How long one delivery may take, connecting included. */
+  webhooksTimeoutSeconds: number;
+  /** An endpoint whose every delivery failed for this long is disabled. */
+  webhooksDisableAfterSeconds: number;
+  /** How often each node looks for webhook messages due (the delay of a new event at most). */
+  webhooksPollIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -167,6 +175,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     allowedOrigins: [...new Set([new URL(publicUrl).origin, ...extraOrigins])],
     iceTransportPolicy,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    webhooksAllowPrivateNetworks: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
+    webhooksTimeoutSeconds: integer(env, 'WEBHOOKS_TIMEOUT_SECONDS', 10, 1, 30),
+    webhooksDisableAfterSeconds: integer(env, 'WEBHOOKS_DISABLE_AFTER_DAYS', 5, 1, 365) * 86400,
+    webhooksPollIntervalSeconds: integer(env, 'WEBHOOKS_POLL_INTERVAL_SECONDS', 1, 1, 60),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);

@@ -50,6 +50,9 @@ export async function startServer(
         { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
         // Idempotency-Key records live 24 hours (docs/security.md).
         { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
+        // The webhook outbox (docs/webhooks.md): every node delivers whatever is due; claims keep them apart.
+        { name: 'webhooks', intervalSeconds: config.webhooksPollIntervalSeconds, run: () => services.webhookDelivery.deliverDue() },
+        { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
         // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle).
         { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
       ],

@@ -9,6 +9,8 @@ import { createIdempotencyRepo } from './domain/idempotency/idempotency.repo.js'
 import { createIdempotencyService } from './domain/idempotency/idempotency.service.js';
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
 import { createParticipationService } from './domain/participation/participation.service.js';
+import { createSessionsRepo } from './domain/participation/sessions.repo.js';
+import { createSessionsService } from './domain/participation/sessions.service.js';
 import { createCleanupService } from './domain/rooms/room-cleanup.service.js';
 import { createRoomsRepo } from './domain/rooms/rooms.repo.js';
 import { createRoomsService } from './domain/rooms/rooms.service.js';
@@ -16,6 +18,10 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
+import { createWebhookDeliveryService } from './domain/webhooks/webhook-delivery.service.js';
+import { createWebhookEndpointsRepo } from './domain/webhooks/webhook-endpoints.repo.js';
+import { createWebhookEndpointsService } from './domain/webhooks/webhook-endpoints.service.js';
+import { createWebhookMessagesRepo } from './domain/webhooks/webhook-messages.repo.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { metricsSources } from './observability/metrics-sources.js';
 import { createLocalEventBus } from './realtime/buses/local-room-event-bus.js';
@@ -44,7 +50,10 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     rooms: roomsRepo,
     feedback: createFeedbackRepo(db),
     participants: createParticipantsRepo(db, roomsRepo),
+    webhookEndpoints: createWebhookEndpointsRepo(db),
+    webhookMessages: createWebhookMessagesRepo(db),
   };
+  const allowPrivateNetworks = config.webhooksAllowPrivateNetworks;
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
   const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
   return {
@@ -71,6 +80,22 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       nodeId: config.nodeId,
       roomEndGraceSeconds: config.roomEndGraceSeconds,
       nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
+    }),
+    sessions: createSessionsService({ repo: createSessionsRepo(db), clock }),
+    webhookEndpoints: createWebhookEndpointsService({
+      repo: repos.webhookEndpoints,
+      messages: repos.webhookMessages,
+      tenants: repos.tenants,
+      clock,
+      ids,
+      allowPrivateNetworks,
+    }),
+    webhookDelivery: createWebhookDeliveryService({
+      repo: repos.webhookMessages,
+      clock,
+      allowPrivateNetworks,
+      timeoutSeconds: config.webhooksTimeoutSeconds,
+      disableAfterSeconds: config.webhooksDisableAfterSeconds,
     }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };

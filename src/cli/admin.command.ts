@@ -69,6 +69,11 @@ export async function adminCommand(args: string[], call: AdminCall): Promise<unk
       await call('DELETE', `/admin/tokens/${segment(positionals[0]!)}`);
       return { id: positionals[0], revoked: true };
     }
+    case 'webhooks list': {
+      const { values, positionals } = options(rest, ['tenant']);
+      noPositionals(positionals);
+      return call('GET', `/admin/tenants/${segment(values.tenant)}/webhook_endpoints`);
+    }
     case 'features set': {
       const { values, positionals } = options(rest, [], ['tenant', 'organization']);
       const [feature, state] = positionals;

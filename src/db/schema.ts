@@ -118,6 +118,16 @@ export interface ParticipantsTable {
   left_at: Date | null;
   /** Whether the participant is in the call, waiting to be let in, or was turned away (0005). */
   admission: Generated<Admission>;
+  /** What the browser measured, one object per report, the last 360 (0006). */
+  network_reports: Generated<NetworkReport[]>;
+}
+
+/** One network report of a participant's browser, as stored (0006). */
+export interface NetworkReport {
+  rtt: number | null;
+  loss: number | null;
+  kbps: number | null;
+  relayed: boolean | null;
 }
 
 export interface RoomFeedbacksTable {
@@ -157,6 +167,48 @@ export interface TenantFrameAncestorsTable {
   origins: string;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** null: every event type. */
+  events: string[] | null;
+  description: string | null;
+  /** `whsec_` + base64 of the key: kept as issued, signing needs it (docs/webhooks.md). */
+  secret: string;
+  created_at: Date;
+  failing_since: Date | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
+export interface WebhookMessagesTable {
+  id: Generated<number>;
+  endpoint_id: string;
+  msg_id: string;
+  type: string;
+  data: unknown;
+  occurred_at: Date;
+  attempts: Generated<number>;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+}
+
+export interface DeletedRoomSessionsTable {
+  participant_token: string;
+  tenant_id: string;
+  organization_id: string | null;
+  room_token: string;
+  role: ParticipantRole;
+  display_name: string;
+  joined_at: Date;
+  left_at: Date;
+  network_reports: NetworkReport[];
+}
+
 export interface Database {
   tenants: TenantsTable;
   organizations: OrganizationsTable;
@@ -174,6 +226,9 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   instance_flags: InstanceFlagsTable;
   tenant_frame_ancestors: TenantFrameAncestorsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  deleted_room_sessions: DeletedRoomSessionsTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

@@ -16,7 +16,8 @@ import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
-import { FeedbackSchema, RoomSchema } from './schemas.js';
+import { webhooksRoutes } from './routes/webhooks.routes.js';
+import { FeedbackSchema, ParticipantSessionSchema, RoomSchema, WebhookEndpointSchema } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -60,6 +61,8 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   // schema controller and would lose the validator compiler above.
   app.addSchema(RoomSchema);
   app.addSchema(FeedbackSchema);
+  app.addSchema(WebhookEndpointSchema);
+  app.addSchema(ParticipantSessionSchema);
   app.setErrorHandler(errorHandler);
   // An empty body sent as application/json (some client libraries do that on
   // POST .../close) means "no body", not malformed JSON; a route that needs a
@@ -92,7 +95,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
       info: {
         title: 'Parley video rooms API',
         version: '1.0.0',
-        description: 'Rooms, room feedback and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
+        description: 'Rooms, participant sessions, room feedback, webhook endpoints and the operator admin API. Every /api call needs `Authorization: Bearer <API token>`.',
       },
       servers: [{ url: config.publicUrl }],
       components: {
@@ -118,6 +121,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     }
     await api.register(roomsRoutes(services));
     await api.register(feedbackRoutes(services));
+    await api.register(webhooksRoutes(services));
   });
 
   if (config.adminToken) await app.register(adminRoutes(services, config.adminToken));

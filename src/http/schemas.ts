@@ -2,6 +2,7 @@
 // responses (only declared fields go out) and generate the OpenAPI document.
 import { Type, type TSchema } from 'typebox';
 import { LANGUAGES } from '../i18n/languages.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/webhooks/webhook-events.js';
 
 /** A nullable field, written as a JSON-schema type list (fast to serialize). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -107,6 +108,64 @@ export const FeedbackSchema = Type.Object(
     created_at: dateTime,
   },
   { $id: 'RoomFeedback' },
+);
+
+const EventTypeSchema = Type.Unsafe<WebhookEventType>(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type))));
+
+export const WebhookEndpointInputSchema = Type.Object(
+  {
+    url: httpUrl('Where the events are POSTed. Loopback, private and link-local targets are refused unless the operator allows them.'),
+    events: Type.Optional(
+      Type.Array(EventTypeSchema, { minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length * 2, description: 'The event types to send; omitted: every type.' }),
+    ),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  },
+  { additionalProperties: true },
+);
+
+export const WebhookEndpointSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    url: Type.String({ format: 'uri' }),
+    events: Nullable(Type.Array(EventTypeSchema, { description: 'null: every event type, including types added later.' })),
+    description: Nullable(Type.String()),
+    created_at: dateTime,
+    status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
+    failing_since: Nullable(Type.String({ format: 'date-time', description: 'Every delivery has failed since then; null after a success.' })),
+    disabled_at: Nullable(dateTime),
+    disabled_reason: Nullable(Type.String()),
+  },
+  { $id: 'WebhookEndpoint' },
+);
+
+/** The answer of a create: the endpoint and, this once, its signing secret. */
+export const CreatedWebhookEndpointSchema = Type.Object({
+  ...WebhookEndpointSchema.properties,
+  secret: Type.String({ description: 'whsec_ + base64 of the signing key. Shown only here.' }),
+});
+
+export const ParticipantSessionSchema = Type.Object(
+  {
+    participant_token: Type.String(),
+    role: Type.Union([Type.Literal('host'), Type.Literal('guest')]),
+    display_name: Type.String(),
+    joined_at: dateTime,
+    left_at: Nullable(dateTime),
+    duration_seconds: Type.Integer({ minimum: 0 }),
+    network: Nullable(
+      Type.Object(
+        {
+          rtt_ms: Nullable(Type.Integer({ description: 'Median round-trip time.' })),
+          loss_percent: Nullable(Type.Number({ description: 'Mean share of incoming packets lost.' })),
+          bitrate_kbps: Nullable(Type.Integer({ description: 'Median outgoing bitrate the browser estimated.' })),
+          relayed: Nullable(Type.Boolean({ description: 'true when media went through a TURN relay in any report.' })),
+          reports: Type.Integer({ minimum: 1 }),
+        },
+        { description: "What the participant's browser reported; null when it reported nothing." },
+      ),
+    ),
+  },
+  { $id: 'ParticipantSession' },
 );
 
 export const FeedbackSummarySchema = Type.Object({

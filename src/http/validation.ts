@@ -6,6 +6,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { UUID_PATTERN } from '../domain/support/ids.js';
 import { isHttpUrl } from '../domain/support/validate.js';
 import type { FieldError } from '../errors.js';
 
@@ -18,8 +19,6 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 // dates reach year 275760, but PGlite cannot write year 0 or years past 9999.
 const EARLIEST = Date.UTC(1900, 0, 1);
 const LATEST = Date.UTC(9999, 0, 1);
-// Ajv's uuid format also accepts a "urn:uuid:" prefix, which a uuid column rejects.
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({
@@ -41,7 +40,7 @@ function makeAjv(coerceTypes: boolean): Ajv {
       return instant >= EARLIEST && instant < LATEST;
     },
   });
-  ajv.addFormat('uuid', UUID);
+  ajv.addFormat('uuid', UUID_PATTERN);
   // An absolute http(s) URL with a host (format uri alone accepts "http://").
   ajv.addKeyword({ keyword: 'x-http-url', type: 'string', schemaType: 'boolean', errors: false, validate: (_: boolean, data: string) => isHttpUrl(data) });
   // Length counted after trimming (docs/design.md#rooms: name 1..255 characters after trimming).
@@ -136,6 +135,10 @@ function describe(error: ErrorObject, data: unknown): Omit<FieldError, 'attribut
         : { type: 'too_short', message: `is too short (minimum is ${String(params.limit)} characters)` };
     case 'maxLength':
       return { type: 'too_long', message: `is too long (maximum is ${String(params.limit)} characters)` };
+    case 'minItems':
+      return { type: 'too_short', message: `is too short (minimum is ${String(params.limit)} items)` };
+    case 'maxItems':
+      return { type: 'too_long', message: `is too long (maximum is ${String(params.limit)} items)` };
     case 'x-trimmed-length': {
       const { max } = schema['x-trimmed-length'] as { max: number };
       return typeof data === 'string' && data.trim() === ''

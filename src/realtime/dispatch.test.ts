@@ -14,6 +14,7 @@ describe('dispatch', () => {
       'invite-create',
       'leave',
       'media-state',
+      'network-report',
       'remove',
       'screenshare-start',
       'screenshare-stop',

@@ -7,6 +7,7 @@ import { sendChat } from './handlers/chat.js';
 import { admitParticipant, denyParticipant, removeParticipant } from './handlers/host-controls.js';
 import { createInvite } from './handlers/invites.js';
 import { leaveCall } from './handlers/leave.js';
+import { recordNetworkReport } from './handlers/network-report.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
 import type { HubContext } from './hub-context.js';
 import type { ClientMessage } from './protocol.js';
@@ -27,6 +28,7 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   admit: admitParticipant,
   deny: denyParticipant,
   remove: removeParticipant,
+  'network-report': recordNetworkReport,
 };
 
 /** What someone waiting to be let in may do: nothing of the call, only give up waiting. */

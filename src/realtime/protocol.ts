@@ -11,6 +11,8 @@ export const MAX_FRAME_BYTES = 64 * 1024;
 export const MAX_CHAT_LENGTH = 2000;
 export const MAX_DISPLAY_NAME_LENGTH = 100;
 export const MAX_REQUEST_ID_LENGTH = 64;
+/** How often the page reports what its connections measure (and once more as it leaves). */
+export const NETWORK_REPORT_EVERY_MS = 10_000;
 
 export type Role = 'host' | 'guest';
 
@@ -52,6 +54,12 @@ export type ClientMessage =
   | { type: 'admit'; requestId: string; peerId: string }
   | { type: 'deny'; requestId: string; peerId: string }
   | { type: 'remove'; requestId: string; peerId: string }
+  /**
+   * What the browser measured lately (getStats), for the participant
+   * sessions' network summary (docs/api.md). A notification: no reply. A
+   * figure the browser does not report is null.
+   */
+  | { type: 'network-report'; rttMs: number | null; lossPercent: number | null; bitrateKbps: number | null; relayed: boolean | null }
   /** The browser's heartbeat: answered at once with `pong`, so the page notices a dead connection itself. */
   | { type: 'ping' };
 
@@ -224,6 +232,19 @@ export function parseClientMessage(raw: string): ParseResult {
       if (!isId(value.peerId)) return bad(`${value.type} needs \`peerId\`, the id of a participant`);
       const { type, peerId } = value;
       return needsRequestId((id) => ({ type, requestId: id, peerId }));
+    }
+    case 'network-report': {
+      // Bounded figures: a report is stored, so nonsense must not get in.
+      const figure = (v: unknown, max: number) => v === null || (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= max);
+      const { rttMs, lossPercent, bitrateKbps, relayed } = value;
+      if (!figure(rttMs, 60_000) || !figure(lossPercent, 100) || !figure(bitrateKbps, 1_000_000)) {
+        return bad('network-report needs rttMs (0..60000), lossPercent (0..100) and bitrateKbps (0..1000000), each a number or null');
+      }
+      if (relayed !== null && typeof relayed !== 'boolean') return bad('relayed must be a boolean or null');
+      return {
+        ok: true,
+        message: { type: 'network-report', rttMs: rttMs as number | null, lossPercent: lossPercent as number | null, bitrateKbps: bitrateKbps as number | null, relayed },
+      };
     }
     default:
       return {

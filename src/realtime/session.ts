@@ -31,6 +31,7 @@ export interface Session {
   /** Frames refused for the rate: a connection that spends these too keeps flooding and is closed. */
   allowRefusal: () => boolean;
   allowChat: () => boolean;
+  allowNetworkReport: () => boolean;
   failedJoins: number;
   joinTimer: NodeJS.Timeout | null;
 }
@@ -47,6 +48,8 @@ export function createSession(connection: Connection, clock: Clock): Session {
     allowFrame: tokenBucket(400, 50, clock),
     allowRefusal: tokenBucket(100, 10, clock),
     allowChat: tokenBucket(10, 1, clock),
+    // One every 10 s is what the page sends; a few more for the one at leave and a reconnect.
+    allowNetworkReport: tokenBucket(3, 0.2, clock),
     failedJoins: 0,
     joinTimer: null,
   };

@@ -145,6 +145,22 @@ describe('parley admin', () => {
     expect((await permanent()).status).toBe(201);
   }, 60_000);
 
+  it('webhooks list: a tenant\u2019s endpoints and their deliveries, never their secrets', async () => {
+    const tenant = json(await admin('tenants', 'create', '--name', 'Hooks'));
+    const token = json(await admin('tokens', 'create', '--tenant', tenant.id)).token;
+    expect(json(await admin('webhooks', 'list', '--tenant', tenant.id))).toEqual({ webhook_endpoints: [] });
+    const created = await api('POST', '/api/webhook_endpoints', token, { url: 'https://93.184.216.34/hooks', events: ['room.closed'] });
+    expect(created.status).toBe(201);
+    const listed = json(await admin('webhooks', 'list', '--tenant', tenant.id));
+    expect(listed.webhook_endpoints).toEqual([
+      expect.objectContaining({ id: created.body.id, url: 'https://93.184.216.34/hooks', events: ['room.closed'], status: 'enabled', messages: { pending: 0, delivered: 0, failed: 0 } }),
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(created.body.secret.slice(6));
+    const missing = await admin('webhooks', 'list', '--tenant', '00000000-0000-4000-8000-000000000000');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404: Tenant not found/);
+  }, 60_000);
+
   it('API errors exit 1 with the server’s message on stderr', async () => {
     const blank = await admin('tenants', 'create', '--name', ' ');
     expect(blank.code).toBe(1);

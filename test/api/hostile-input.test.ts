@@ -34,6 +34,7 @@ function expectDocumented4xx(res: LightMyRequestResponse, label: string) {
 const bodyRoutes = () =>
   [
     ['POST', '/api/rooms', tenant.instanceToken],
+    ['POST', '/api/webhook_endpoints', tenant.instanceToken],
     ['PUT', `/api/rooms/${room.token}`, tenant.instanceToken],
     ['POST', '/admin/tenants', ADMIN_TOKEN],
     ['POST', `/admin/tenants/${tenant.id}/tokens`, ADMIN_TOKEN],
@@ -332,3 +333,27 @@ describe('raw HTTP on a real socket', () => {
 it('nothing above was logged as an unexpected error', () => {
   expect(ctx.logs.filter((line) => line.includes('unexpected error'))).toEqual([]);
 });
+
+describe('webhook endpoint URLs (docs/webhooks.md "Safe to point anywhere")', () => {
+  // Spellings of internal addresses that the URL parser turns into the address itself, and some it refuses.
+  it.each([
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://017700000001/',
+    'http://127.1/',
+    'http://0/',
+    'http://LOCALHOST./',
+    'http://[::ffff:7f00:1]/',
+    'http://[0:0:0:0:0:ffff:127.0.0.1]/',
+    'http://[::]/',
+    'http://[fe80::1%25eth0]/',
+    'http://169.254.169.254.nip.io.invalid:99999/',
+    'javascript:alert(1)//http://x',
+    'http://a b/',
+    'http://example.com:0/\u0000',
+  ])('%s is 400 on url', async (url) => {
+    const res = await ctx.request({ method: 'POST', url: '/api/webhook_endpoints', token: tenant.instanceToken, payload: { url } });
+    expectFieldErrors(res, { url: 'invalid' });
+  });
+});
+

@@ -27,6 +27,10 @@ const EXPECTED: Record<string, string[]> = {
   '/api/rooms/{token}/close': ['patch', 'post', 'put'],
   '/api/room_feedbacks': ['get'],
   '/api/room_feedbacks/summary': ['get'],
+  '/api/rooms/{token}/sessions': ['get'],
+  '/api/webhook_endpoints': ['get', 'post'],
+  '/api/webhook_endpoints/{id}': ['delete'],
+  '/admin/tenants/{tenant_id}/webhook_endpoints': ['get'],
   '/admin/tenants': ['get', 'post'],
   '/admin/tenants/{tenant_id}/organizations': ['post'],
   '/admin/organizations/{org_id}/doctors': ['post'],
@@ -55,6 +59,9 @@ describe('/api/openapi.json', () => {
   it('names the shared schemas and every $ref resolves', () => {
     expect(doc.components.schemas.Room?.properties).toHaveProperty('guest_join_url');
     expect(doc.components.schemas.RoomFeedback?.properties).toHaveProperty('rating');
+    expect(doc.components.schemas.WebhookEndpoint?.properties).toHaveProperty('disabled_reason');
+    expect(doc.components.schemas.WebhookEndpoint?.properties).not.toHaveProperty('secret');
+    expect(doc.components.schemas.ParticipantSession?.properties).toHaveProperty('network');
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) {
@@ -73,6 +80,10 @@ describe('/api/openapi.json', () => {
     expect(codes('/api/rooms/{token}/close', 'post')).toEqual(expect.arrayContaining(['204', '401', '404']));
     expect(codes('/api/room_feedbacks', 'get')).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
     expect(codes('/api/room_feedbacks/summary', 'get')).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+    expect(codes('/api/rooms/{token}/sessions', 'get')).toEqual(expect.arrayContaining(['200', '401', '404']));
+    expect(codes('/api/webhook_endpoints', 'post')).toEqual(expect.arrayContaining(['201', '400', '401', '403', '422']));
+    expect(codes('/api/webhook_endpoints', 'get')).toEqual(expect.arrayContaining(['200', '401', '403']));
+    expect(codes('/api/webhook_endpoints/{id}', 'delete')).toEqual(expect.arrayContaining(['204', '401', '403', '404']));
   });
 
   it('the create body requires name, meeting_duration and scheduled_at and lists the optional fields', () => {

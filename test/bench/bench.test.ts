@@ -31,6 +31,25 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
     for (const row of rows) expect(Number(row.split('|')[4])).toBeGreaterThan(0);
   });
 
+  it('the outbox benchmark compares its three variants', { timeout: 120_000 }, async () => {
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', 'bench/outbox-cost.bench.ts', '--db=pglite', '--blocks=1', '--per-block=3'], {
+      cwd: root,
+      timeout: 110_000,
+    });
+    for (const variant of ['triggers off (before webhooks)', 'no endpoint', 'an endpoint for every event']) {
+      expect(stdout).toMatch(new RegExp(`^\\| ${variant.replace(/[()]/g, '\\$&')} \\| \\d+\\.\\d{3} \\|`, 'm'));
+    }
+  });
+
+  it('the webhook delivery benchmark reports latency and rate', { timeout: 120_000 }, async () => {
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', 'bench/webhook-delivery.bench.ts', '--latency-events=2', '--burst=20'], {
+      cwd: root,
+      timeout: 110_000,
+    });
+    expect(stdout).toMatch(/^\| event to delivery, p50 \(2 events one at a time\) \| \d+ ms \|$/m);
+    expect(stdout).toMatch(/^\| deliveries per second \(first to last arrival\) \| \d+ \|$/m);
+  });
+
   it('the API diagnosis reports CPU per thread, scavenges and old-space allocation sites', { timeout: 120_000 }, async () => {
     const { stdout } = await execFileP(
       process.execPath,

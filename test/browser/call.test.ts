@@ -1,18 +1,29 @@
 // A whole call in real headless Chromium: host and guest join from their
 // URLs, see and hear each other, chat, share a screen, invite a third person,
-// leave, give feedback and land on their return URLs; the room ends.
+// leave, give feedback and land on their return URLs; the room ends. Every
+// event of the call reaches a webhook receiver once, signed (docs/webhooks.md),
+// and the sessions hold what each browser measured.
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { axeViolations, expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 let world: BrowserWorld;
 let room: Record<string, any>;
 let host: Page;
 let guest: Page;
+let receiver: WebhookReceiver;
+let webhookSecret: string;
 const cspErrors: string[] = [];
 
 beforeAll(async () => {
-  world = await startWorld();
+  // The receiver is on 127.0.0.1.
+  world = await startWorld({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+  receiver = await startWebhookReceiver();
+  const endpoint = await world.api('POST', '/api/webhook_endpoints', { url: receiver.url });
+  expect(endpoint.status).toBe(201);
+  webhookSecret = endpoint.json.secret;
   room = await world.createRoom({
     name: 'Check-up <b>& more</b>',
     return_url: `${world.base}/left?who=guest`,
@@ -27,7 +38,10 @@ beforeAll(async () => {
     });
   }
 });
-afterAll(() => world?.close());
+afterAll(async () => {
+  await world?.close();
+  await receiver?.close();
+});
 
 describe('a call between a host and a guest', () => {
   it('shows the join screen: room name as text, preview, level, devices, pre-filled name', async () => {
@@ -120,5 +134,42 @@ describe('a call between a host and a guest', () => {
       .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 })
       .toBe('ended');
     expect(cspErrors).toEqual([]);
+  });
+
+  it('sent every event of the call once, each verified by standardwebhooks', async () => {
+    await expect.poll(() => receiver.types().includes('room.ended'), { timeout: 15_000, interval: 250 }).toBe(true);
+    const verifier = new Webhook(webhookSecret);
+    const events = receiver.received.map((r) =>
+      verifier.verify(r.body, {
+        'webhook-id': String(r.headers['webhook-id']),
+        'webhook-timestamp': String(r.headers['webhook-timestamp']),
+        'webhook-signature': String(r.headers['webhook-signature']),
+      }) as { type: string; data: { room_token: string; participant_token?: string; role?: string } },
+    );
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(receiver.received.length);
+    expect(events.every((e) => e.data.room_token === room.token)).toBe(true);
+    const count = (type: string) => events.filter((e) => e.type === type).length;
+    expect([count('room.started'), count('feedback.created'), count('room.ended')]).toEqual([1, 1, 1]);
+    // Host, guest and the invited third person: each joined once and left once.
+    const joined = events.filter((e) => e.type === 'participant.joined').map((e) => e.data.participant_token);
+    const left = events.filter((e) => e.type === 'participant.left').map((e) => e.data.participant_token);
+    expect(joined).toHaveLength(3);
+    expect(new Set(joined).size).toBe(3);
+    expect([...left].sort()).toEqual([...joined].sort());
+    const all = receiver.received.map((r) => r.body).join('\n');
+    for (const hidden of [room.access_token, room.guest_token, '/join/']) expect(all).not.toContain(hidden);
+  });
+
+  it('keeps each session with what its browser measured', async () => {
+    const { json } = await world.api('GET', `/api/rooms/${room.token}/sessions`);
+    expect(json.sessions).toHaveLength(3);
+    const [first, second] = json.sessions;
+    for (const session of [first, second]) {
+      expect(session.left_at).not.toBeNull();
+      expect(session.duration_seconds).toBeGreaterThan(0);
+      // Chromium reports all four figures; the call was direct (no TURN configured).
+      expect(session.network).toMatchObject({ rtt_ms: expect.any(Number), loss_percent: expect.any(Number), bitrate_kbps: expect.any(Number), relayed: false });
+      expect(session.network.reports).toBeGreaterThanOrEqual(1);
+    }
   });
 });

@@ -69,6 +69,7 @@ const roomOps = [
   { name: 'POST /api/rooms/:token/close', method: 'POST', path: '/close', payload: undefined, ok: 204 },
   { name: 'PUT /api/rooms/:token/close', method: 'PUT', path: '/close', payload: undefined, ok: 204 },
   { name: 'PATCH /api/rooms/:token/close', method: 'PATCH', path: '/close', payload: undefined, ok: 204 },
+  { name: 'GET /api/rooms/:token/sessions', method: 'GET', path: '/sessions', payload: undefined, ok: 200 },
 ] as const;
 
 describe('room endpoints x callers (room of the organization)', () => {
@@ -142,6 +143,46 @@ describe('collection endpoints x callers', () => {
     }
   }
 
+  describe('webhook endpoints (Instance tokens only, DESIGN §8)', () => {
+    const hook = { url: 'https://93.184.216.34/hooks' };
+    const unauthenticated = (who: Who) => ['none', 'malformed', 'revoked'].includes(who);
+    const organization = (who: Who) => who === 'ownOrg' || who === 'otherOrg';
+    const ours = async () => (await call('instance', 'POST', '/api/webhook_endpoints', hook)).json().id as string;
+
+    for (const who of EVERYONE) {
+      it(`POST and GET /api/webhook_endpoints by ${who}`, async () => {
+        const created = await call(who, 'POST', '/api/webhook_endpoints', hook);
+        const listed = await call(who, 'GET', '/api/webhook_endpoints');
+        if (unauthenticated(who)) return [created, listed].forEach(expectUnauthorized);
+        if (organization(who)) {
+          for (const res of [created, listed]) {
+            expect(res.statusCode).toBe(403);
+            expect(res.json()).toEqual({ error: expect.any(String) });
+          }
+          return;
+        }
+        expect(created.statusCode).toBe(201);
+        expect(listed.statusCode).toBe(200);
+        const ids = listed.json().webhook_endpoints.map((e: { id: string }) => e.id);
+        expect(ids).toContain(created.json().id);
+        // Only the caller's tenant's endpoints.
+        const theirs = (await call(who === 'instance' ? 'otherTenant' : 'instance', 'GET', '/api/webhook_endpoints')).json().webhook_endpoints;
+        expect(theirs.map((e: { id: string }) => e.id)).not.toContain(created.json().id);
+      });
+
+      it(`DELETE /api/webhook_endpoints/:id of the tenant by ${who}`, async () => {
+        const id = await ours();
+        const res = await call(who, 'DELETE', `/api/webhook_endpoints/${id}`);
+        const stillThere = async () => (await call('instance', 'GET', '/api/webhook_endpoints')).json().webhook_endpoints.some((e: { id: string }) => e.id === id);
+        if (unauthenticated(who)) expectUnauthorized(res);
+        else if (organization(who)) expect(res.statusCode).toBe(403);
+        else if (who === 'otherTenant') expect(res.json()).toEqual({ error: 'Webhook endpoint not found' });
+        else expect(res.statusCode).toBe(204);
+        expect(await stillThere()).toBe(who !== 'instance');
+      });
+    }
+  });
+
   it('refuses every malformed Authorization header with 401', async () => {
     for (const header of MALFORMED) {
       expectUnauthorized(await ctx.request({ method: 'GET', url: '/api/rooms', headers: { authorization: header } }));
@@ -157,6 +198,7 @@ describe('admin API x callers', () => {
     ['POST', '/admin/tenants/{t}/organizations'],
     ['PUT', '/admin/tenants/{t}/features/permanent_rooms'],
     ['DELETE', '/admin/tokens/00000000-0000-0000-0000-000000000001'],
+    ['GET', '/admin/tenants/{t}/webhook_endpoints'],
   ] as const;
   for (const [method, pattern] of adminCalls) {
     it(`${method} ${pattern}: 401 for every API token, answered for the admin token`, async () => {

@@ -3,13 +3,16 @@
 // of every kind included (401, 403, 404 on a path made of a host token, 400 on
 // a body full of tokens, 409, 412, 422, 429, and a database error quoting a
 // token), then every captured line is searched for every API token, the admin
-// token, every room, host and guest token and every join URL. Once in process,
+// token, every room, host and guest token and every join URL, and every
+// webhook secret and the secret in a webhook URL (with deliveries that fail). Once in process,
 // once against a real server process (its whole output). The join side (pages,
 // WebSocket) has its own scan in ws-logs.test.ts.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';
 import { testDb } from '../helpers/database.js';
 import { ADMIN_TOKEN as PROCESS_ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
+import { eventually } from '../helpers/wait.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 type Send = (method: string, url: string, options?: { token?: string; authorization?: string; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; json: () => any; headers: Record<string, string> }>;
 
@@ -17,7 +20,7 @@ type Send = (method: string, url: string, options?: { token?: string; authorizat
  * The scenario, over any transport. Returns every secret it saw, to look for
  * in the logs afterwards.
  */
-async function scenario(send: Send, adminToken: string): Promise<{ secrets: Set<string>; requests: number }> {
+async function scenario(send: Send, adminToken: string, hookUrl: string): Promise<{ secrets: Set<string>; requests: number }> {
   const secrets = new Set<string>([adminToken]);
   let requests = 0;
   const call: Send = async (...args) => {
@@ -71,6 +74,17 @@ async function scenario(send: Send, adminToken: string): Promise<{ secrets: Set<
   const keyed = (await call('POST', '/api/rooms', { token: orgToken.token, body: roomBody(), headers: { 'idempotency-key': 'gone' } })).json();
   await call('DELETE', `/api/rooms/${remember(keyed).token}`, { token: orgToken.token });
   expect((await call('POST', '/api/rooms', { token: orgToken.token, body: roomBody(), headers: { 'idempotency-key': 'gone' } })).status).toBe(409);
+  // Webhooks: secrets in the answer, in the endpoint's URL, and in a refused body; the receiver fails every delivery.
+  const urlSecret = `hook-${instance.token.slice(4, 30)}`;
+  const hook = await call('POST', '/api/webhook_endpoints', { token: instance.token, body: { url: `${hookUrl}?key=${urlSecret}`, description: 'log scan' } });
+  expect(hook.status).toBe(201);
+  for (const value of [hook.json().secret, hook.json().secret.slice('whsec_'.length), urlSecret]) secrets.add(value);
+  expect((await call('GET', '/api/webhook_endpoints', { token: instance.token })).status).toBe(200);
+  expect((await call('POST', '/api/webhook_endpoints', { token: instance.token, body: { url: `ftp://${urlSecret}/`, events: [hook.json().secret] } })).status).toBe(400);
+  expect((await call('POST', '/api/webhook_endpoints', { token: orgToken.token, body: { url: hookUrl } })).status).toBe(403);
+  const closedForHook = remember((await call('POST', '/api/rooms', { token: instance.token, body: roomBody() })).json());
+  await call('POST', `/api/rooms/${closedForHook.token}/close`, { token: instance.token });
+  expect((await call('GET', `/api/rooms/${closedForHook.token}/sessions`, { token: instance.token })).status).toBe(200);
   // Until the rate limit says no.
   let status = 0;
   for (let i = 0; i < 60 && status !== 429; i++) status = (await call('GET', `/api/rooms/${room.token}`, { token: orgToken.token })).status;
@@ -88,18 +102,22 @@ function leaks(lines: string[], secrets: Set<string>): string[] {
 }
 
 let ctx: TestContext | undefined;
+let receiver: WebhookReceiver | undefined;
 let server: ServerProcess | undefined;
 let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
 
 afterAll(async () => {
   await ctx?.close();
+  await receiver?.close();
   await stopServerProcess(server);
   await database?.remove();
 });
 
 describe('no secret in any log line', () => {
   it('in process, at trace level, with a database error that quotes a token', { timeout: 60_000 }, async () => {
-    ctx = await createTestContext({ env: { LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '40' } });
+    receiver ??= await startWebhookReceiver();
+    receiver.answer = 500;
+    ctx = await createTestContext({ env: { LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '50', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' } });
     const c = ctx;
     const send: Send = async (method, url, options = {}) => {
       const authorization = options.authorization ?? (options.token ? `Bearer ${options.token}` : undefined);
@@ -111,7 +129,8 @@ describe('no secret in any log line', () => {
       });
       return { status: res.statusCode, json: () => res.json(), headers: res.headers as Record<string, string> };
     };
-    const { secrets, requests } = await scenario(send, ADMIN_TOKEN);
+    const { secrets, requests } = await scenario(send, ADMIN_TOKEN, receiver.url);
+    expect((await c.services.webhookDelivery.deliverDue()).some((o) => !o.ok && o.status === 500)).toBe(true);
 
     // A database error that quotes a token (as a unique violation's detail does), thrown where a lookup runs.
     const [someSecret] = [...secrets].filter((s) => !s.startsWith('http') && !s.startsWith('prl_'));
@@ -137,7 +156,10 @@ describe('no secret in any log line', () => {
 
   it(`in a real server process (${testDb}), its whole output`, { timeout: 180_000 }, async () => {
     database = await serverDatabase();
-    server = await startServerProcess({ ...database.env, LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '40' });
+    receiver ??= await startWebhookReceiver();
+    receiver.answer = 500;
+    receiver.received.length = 0;
+    server = await startServerProcess({ ...database.env, LOG_LEVEL: 'trace', RATE_LIMIT_PER_MINUTE: '50', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
     const base = server.url;
     const send: Send = async (method, url, options = {}) => {
       const authorization = options.authorization ?? (options.token ? `Bearer ${options.token}` : undefined);
@@ -150,7 +172,9 @@ describe('no secret in any log line', () => {
       const text = await res.text();
       return { status: res.status, json: () => JSON.parse(text), headers: Object.fromEntries(res.headers) };
     };
-    const { secrets, requests } = await scenario(send, PROCESS_ADMIN_TOKEN);
+    const { secrets, requests } = await scenario(send, PROCESS_ADMIN_TOKEN, receiver.url);
+    // The node's own job delivered (and failed) at least once before it stops.
+    await eventually(() => receiver!.received.length > 0, 20_000, 'a webhook delivery');
     server.child.kill('SIGTERM');
     expect((await waitForExit(server, 20_000)).code).toBe(0);
 

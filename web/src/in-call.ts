@@ -15,6 +15,7 @@ import { createInvitePanel } from './in-call/invite-panel.js';
 import { createLocalMedia } from './in-call/local-media.js';
 import { createLocalTile } from './in-call/local-tile.js';
 import { watchMediaFlow } from './in-call/media-watch.js';
+import { reportNetwork } from './in-call/network-report.js';
 import { watchQuality } from './in-call/quality.js';
 import { connectCall, type EndKind as ConnectionEnd, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
@@ -141,7 +142,12 @@ export function startCall(options: CallOptions): void {
     signalingHealthy: () => signaling.healthy,
     probe: () => signaling.probe(),
   });
-  const stopQuality = watchQuality(() => mesh.byPeer(), health.quality);
+  // The server keeps a summary of what the connections measured (the participant sessions, docs/api.md).
+  const network = reportNetwork((report) => signaling.send(report));
+  const stopQuality = watchQuality(() => mesh.byPeer(), (peerId, quality) => {
+    health.quality(peerId, quality);
+    network.record(peerId, quality);
+  });
   const mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
     // Is it us? The server answers at once if our own connection is fine.
     onStall: () => signaling.probe(),
@@ -338,6 +344,7 @@ export function startCall(options: CallOptions): void {
 
   async function leave() {
     controls.setLeaving();
+    network.flush();
     await signaling.request({ type: 'leave' }, 3000);
     finish('left');
   }
@@ -348,6 +355,7 @@ export function startCall(options: CallOptions): void {
     signaling.close();
     mesh.close();
     stopQuality();
+    network.stop();
     mediaWatch.stop();
     health.stop();
     document.removeEventListener('fullscreenchange', render);

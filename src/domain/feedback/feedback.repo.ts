@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import type { Rating, RoomFeedbacksTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
 import { isCalendarDate } from '../support/timezone.js';
+import { enqueueEvent } from '../webhooks/webhook-events.js';
 
 export type FeedbackRow = Selectable<RoomFeedbacksTable>;
 
@@ -47,14 +48,25 @@ export function createFeedbackRepo(db: Db) {
   }
 
   return {
-    /** Inserts a feedback; false when this participant session already gave one. */
+    /**
+     * Inserts a feedback and its feedback.created event, in one transaction;
+     * false when this participant session already gave one (and no event).
+     */
     async insert(row: Omit<FeedbackRow, 'id'>): Promise<boolean> {
-      const result = await db
-        .insertInto('room_feedbacks')
-        .values(row)
-        .onConflict((oc) => oc.column('participant_token').doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+      return db.transaction().execute(async (tx) => {
+        const inserted = await tx
+          .insertInto('room_feedbacks')
+          .values(row)
+          .onConflict((oc) => oc.column('participant_token').doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        if (!inserted) return false;
+        await enqueueEvent(tx, row.tenant_id, {
+          type: 'feedback.created',
+          data: { room_token: row.room_token, rating: row.rating, feedback: row.feedback, created_at: row.created_at.toISOString() },
+        });
+        return true;
+      });
     },
 
     /** Counts per rating from the daily counts the trigger keeps (never a scan of the feedbacks). */

@@ -6,10 +6,24 @@
 // transactions.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { Admission, ParticipantRole, ParticipantsTable } from '../../db/schema.js';
+import type { Admission, NetworkReport, ParticipantRole, ParticipantsTable } from '../../db/schema.js';
 import type { RoomRow, RoomsRepo, WhichRoom } from '../rooms/rooms.repo.js';
 
-export type ParticipantRow = Selectable<ParticipantsTable>;
+/** A participant as presence needs it: its network reports are read only by the sessions (sessions.repo.ts). */
+export type ParticipantRow = Omit<Selectable<ParticipantsTable>, 'network_reports'>;
+
+/** Every column of ParticipantRow, named instead of `*`: the reports would ride along in every join otherwise. */
+const PARTICIPANT_COLUMNS = Object.keys({
+  token: true,
+  room_id: true,
+  role: true,
+  display_name: true,
+  node_id: true,
+  joined_at: true,
+  left_at: true,
+  admission: true,
+} satisfies Record<keyof ParticipantRow, true>) as (keyof ParticipantRow)[];
+const PARTICIPANT_SQL = sql.raw(PARTICIPANT_COLUMNS.join(', '));
 
 type Tx = Parameters<Parameters<ReturnType<Db['transaction']>['execute']>[0]>[0];
 
@@ -45,7 +59,7 @@ function opensRoom(token: string): WhichRoom {
 
 /** Who is connected to the room, in the call or waiting, oldest first. */
 function connected(db: Db | Tx, roomId: number): Promise<ParticipantRow[]> {
-  return db.selectFrom('participants').selectAll().where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
+  return db.selectFrom('participants').select(PARTICIPANT_COLUMNS).where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
 }
 
 /** Splits the connected others into those in the call and those waiting. */
@@ -97,12 +111,12 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
         // Who is connected, and the new participant unless its side (call or waiting room) is
         // full, in one statement: it runs after the lock above, so its snapshot holds every join before.
         const { rows } = await sql<ParticipantRow & { added: boolean }>`
-          with present as (select * from participants where room_id = ${room.id} and left_at is null),
+          with present as (select ${PARTICIPANT_SQL} from participants where room_id = ${room.id} and left_at is null),
           inserted as (
             insert into participants (token, room_id, role, display_name, node_id, joined_at, left_at, admission)
             select ${added.token}, ${room.id}, ${added.role}, ${added.display_name}, ${added.node_id}, ${now}, null, ${admission}
             where (select count(*) from present where admission = ${admission}) < ${limit}
-            returning *)
+            returning ${PARTICIPANT_SQL})
           select true as added, * from inserted
           union all select false, * from present
           order by added desc, joined_at`.execute(tx);
@@ -135,7 +149,7 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
           .where('role', '=', role)
           .where('admission', 'in', ['waiting', 'admitted'])
           .where((eb) => eb.or([eb('left_at', 'is', null), eb('left_at', '>', since)]))
-          .returningAll()
+          .returning(PARTICIPANT_COLUMNS)
           .executeTakeFirst();
         if (!row) {
           // Turned away once, turned away for good: a removed or denied participant never comes back as itself.
@@ -167,7 +181,7 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
           .set({ admission: 'admitted' })
           .where('token', '=', token)
           .where('admission', '=', 'waiting')
-          .returningAll()
+          .returning(PARTICIPANT_COLUMNS)
           .executeTakeFirstOrThrow();
         return { ok: true as const, participant };
       });
@@ -228,10 +242,23 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
     },
 
     async findParticipant(token: string): Promise<{ participant: ParticipantRow; room: RoomRow } | null> {
-      const participant = await db.selectFrom('participants').selectAll().where('token', '=', token).executeTakeFirst();
+      const participant = await db.selectFrom('participants').select(PARTICIPANT_COLUMNS).where('token', '=', token).executeTakeFirst();
       if (!participant) return null;
       const room = await db.selectFrom('rooms').selectAll().where('id', '=', participant.room_id).executeTakeFirst();
       return room ? { participant, room } : null;
+    },
+
+    /**
+     * Adds a network report of the participant's browser, keeping the last
+     * MAX_NETWORK_REPORTS (an hour at one report per 10 s): a long call's
+     * summary follows how it went lately, and a row stays small.
+     */
+    async recordNetwork(token: string, report: NetworkReport): Promise<void> {
+      await sql`
+        update participants set network_reports =
+          (case when jsonb_array_length(network_reports) >= ${MAX_NETWORK_REPORTS} then network_reports - 0 else network_reports end)
+          || jsonb_build_array(${JSON.stringify(report)}::jsonb)
+        where token = ${token}`.execute(db);
     },
 
     async insertInvite(roomId: number, token: string, now: Date): Promise<void> {
@@ -271,6 +298,8 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
     },
   };
 }
+
+const MAX_NETWORK_REPORTS = 360;
 
 class RoomFull extends Error {}
 class NotResumed extends Error {

@@ -3,7 +3,7 @@
 // of rooms/room-lifecycle.ts. No transport here: the realtime hub and the page
 // routes call this.
 import { createHash } from 'node:crypto';
-import type { Rating } from '../../db/schema.js';
+import type { NetworkReport, Rating } from '../../db/schema.js';
 import { NotFoundError, RoomClosedError } from '../../errors.js';
 import type { FeedbackService } from '../feedback/feedback.service.js';
 import { acceptsParticipants, graceWindowStart } from '../rooms/room-lifecycle.js';
@@ -217,6 +217,9 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
     },
 
     room: (roomId: number) => repo.findRoom(roomId),
+
+    /** What the participant's browser measured lately (the sessions' network summary, DESIGN §9). */
+    reportNetwork: (participantToken: string, report: NetworkReport) => repo.recordNetwork(participantToken, report),
 
     /** A new invite link's token for the room (kind 'invite' in room_guest_tokens). */
     async createInvite(roomId: number): Promise<string> {

@@ -13,5 +13,8 @@ export const cryptoIds: Ids = {
   secret: (bytes = 32) => randomBytes(bytes).toString('base64url'),
 };
 
+/** A UUID as the uuid columns take it (Ajv's format also accepts a "urn:uuid:" prefix, which they do not). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The shape every generated token has: used to reject malformed tokens before any lookup. */
 export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;

@@ -4,15 +4,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { NotFoundError, UnauthorizedError } from '../../errors.js';
 import { parseBearer } from '../../domain/auth/auth.service.js';
+import { UUID_PATTERN } from '../../domain/support/ids.js';
 import { secretsEqual } from '../../domain/support/secrets.js';
 import type { Services } from '../../services.js';
-import { ErrorSchema, Nullable, ValidationErrorsSchema } from '../schemas.js';
+import { ErrorSchema, Nullable, ValidationErrorsSchema, WebhookEndpointSchema } from '../schemas.js';
+import { presentWebhookEndpoint } from './webhooks.routes.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Ids are UUIDs; anything else names nothing (and never reaches a uuid column). */
 function id(value: string, what: string): string {
-  if (!UUID.test(value)) throw new NotFoundError(`${what} not found`);
+  if (!UUID_PATTERN.test(value)) throw new NotFoundError(`${what} not found`);
   return value.toLowerCase();
 }
 
@@ -220,5 +221,36 @@ export const adminRoutes =
       },
       async (request) =>
         tenants.setOrganizationFeature(id(request.params.org_id, 'Organization'), request.params.feature, request.body.enabled),
+    );
+
+    // Operators see a tenant's webhook endpoints (never their secrets) and how their deliveries go (docs/webhooks.md).
+    app.get(
+      '/admin/tenants/:tenant_id/webhook_endpoints',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "A tenant's webhook endpoints, with their messages waiting, delivered and given up",
+          params: Type.Object({ tenant_id: Type.String() }),
+          response: {
+            200: Type.Object({
+              webhook_endpoints: Type.Array(
+                Type.Object({
+                  ...WebhookEndpointSchema.properties,
+                  messages: Type.Object({ pending: Type.Integer(), delivered: Type.Integer(), failed: Type.Integer() }),
+                }),
+              ),
+            }),
+            401: ErrorSchema,
+            404: ErrorSchema,
+          },
+        },
+      },
+      async (request) => ({
+        webhook_endpoints: (await services.webhookEndpoints.listForTenant(id(request.params.tenant_id, 'Tenant'))).map(({ row, messages }) => ({
+          ...presentWebhookEndpoint(row),
+          messages,
+        })),
+      }),
     );
   };

@@ -2,8 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { FEEDBACK_FORBIDDEN } from '../../domain/feedback/feedback.service.js';
-import { ForbiddenError } from '../../errors.js';
 import type { Services } from '../../services.js';
+import { instanceTokensOnly } from '../hooks/instance-only.js';
 import { pageRequest, setPageHeaders } from '../pagination.js';
 import { ErrorSchema, FeedbackSummarySchema, PageQuerySchema, ValidationErrorsSchema, commonErrors } from '../schemas.js';
 
@@ -19,10 +19,7 @@ export const feedbackRoutes =
     const tags = ['room feedbacks'];
     const security = [{ bearer: [] }];
 
-    // "Token not allowed" comes before the query is checked, as 401 does.
-    app.addHook('preValidation', async (request) => {
-      if (request.principal.kind !== 'instance') throw new ForbiddenError(FEEDBACK_FORBIDDEN);
-    });
+    app.addHook('preValidation', instanceTokensOnly(FEEDBACK_FORBIDDEN));
 
     app.get(
       '/api/room_feedbacks',

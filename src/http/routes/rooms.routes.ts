@@ -136,4 +136,19 @@ export const roomsRoutes =
       },
     });
 
+    // Participant sessions (DESIGN §9): kept after the room is deleted, as its feedback is.
+    app.get(
+      '/api/rooms/:token/sessions',
+      {
+        schema: {
+          tags,
+          security,
+          summary: "Who was in the room's call, when, for how long, and how their network was (oldest first)",
+          params: TokenParamsSchema,
+          response: { 200: Type.Object({ sessions: Type.Array(Type.Ref('ParticipantSession')) }), ...commonErrors },
+        },
+      },
+      async (request) => ({ sessions: await services.sessions.list(request.principal, roomToken(request.params.token)) }),
+    );
+
   };

@@ -18,7 +18,7 @@ function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealth
   return { health, seen, states };
 }
 
-const quality = (sendKbps: number | null): Quality => ({ level: 'good', rttMs: 40, loss: 0, sendKbps });
+const quality = (sendKbps: number | null): Quality => ({ level: 'good', rttMs: 40, loss: 0, sendKbps, relayed: null });
 
 afterEach(() => vi.useRealTimers());
 

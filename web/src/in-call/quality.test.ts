@@ -23,7 +23,7 @@ describe('connection quality', () => {
     const totals = { received: 0, lost: 0 };
     const pair = { id: 'P', type: 'candidate-pair', currentRoundTripTime: 0.052, availableOutgoingBitrate: 1_200_000 };
     const first = sample(report({ id: 'T', type: 'transport', selectedCandidatePairId: 'P' }, pair, { id: 'A', type: 'inbound-rtp', packetsReceived: 500, packetsLost: 0 }), totals);
-    expect(first).toEqual({ level: 'good', rttMs: 52, loss: 0, sendKbps: 1200 });
+    expect(first).toEqual({ level: 'good', rttMs: 52, loss: 0, sendKbps: 1200, relayed: null });
     // 80 more arrived, 20 more lost: 20% of this sample's packets.
     const second = sample(report({ id: 'T', type: 'transport', selectedCandidatePairId: 'P' }, pair, { id: 'A', type: 'inbound-rtp', packetsReceived: 580, packetsLost: 20 }), totals);
     expect(second.loss).toBeCloseTo(0.2);
@@ -38,6 +38,14 @@ describe('connection quality', () => {
       ),
       { received: 0, lost: 0 },
     );
-    expect(q).toEqual({ level: 'fair', rttMs: 350, loss: null, sendKbps: null });
+    expect(q).toEqual({ level: 'fair', rttMs: 350, loss: null, sendKbps: null, relayed: null });
+  });
+
+  it('says whether the selected pair is relayed, from our side\u2019s candidate', () => {
+    const pair = (local: string) => ({ id: 'P', type: 'candidate-pair', selected: true, localCandidateId: local, currentRoundTripTime: 0.1 });
+    const relay = { id: 'L1', type: 'local-candidate', candidateType: 'relay' };
+    const host = { id: 'L2', type: 'local-candidate', candidateType: 'host' };
+    expect(sample(report(pair('L1'), relay, host), { received: 0, lost: 0 }).relayed).toBe(true);
+    expect(sample(report(pair('L2'), relay, host), { received: 0, lost: 0 }).relayed).toBe(false);
   });
 });

@@ -15,6 +15,8 @@ export interface Quality {
   loss: number | null;
   /** What the browser estimates it may send, in kbit/s (Chromium reports it; Firefox does not). */
   sendKbps: number | null;
+  /** Whether the selected pair goes through a TURN relay (our side's candidate is a relay one); null when unknown. */
+  relayed: boolean | null;
 }
 
 export const QUALITY_EVERY_MS = 2000;
@@ -56,7 +58,9 @@ export function sample(report: RTCStatsReport, previous: Totals): Quality {
   previous.received = received;
   previous.lost = lost;
   const sendKbps = typeof pair?.availableOutgoingBitrate === 'number' ? Math.round(pair.availableOutgoingBitrate / 1000) : null;
-  return { level: classify(rttMs, loss, sendKbps), rttMs, loss, sendKbps };
+  const local = pair?.localCandidateId ? all.get(pair.localCandidateId) : undefined;
+  const relayed = typeof local?.candidateType === 'string' ? local.candidateType === 'relay' : null;
+  return { level: classify(rttMs, loss, sendKbps), rttMs, loss, sendKbps, relayed };
 }
 
 /**
