@@ -2,7 +2,7 @@
 // one-second graces: abrupt disconnects, resuming, ending, restarting, dead nodes.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
+import { createParticipationService, MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
@@ -170,6 +170,29 @@ describe('lifecycle', () => {
     await sleep(1100);
     await server.services.participation.sweep();
     expect((await server.getRoom(room.token)).status).toBe('ended');
+  });
+
+  it('after the database was away, gives other nodes NODE_DEAD_AFTER_SECONDS to beat again before marking their participants left', async () => {
+    const room = await server.createRoom();
+    const guest = await server.connect();
+    const g = await guest.join(room.guest_token);
+    // A node whose last beat is 10 s old because the database was away for every node, this one included.
+    const db = server.services.database.db;
+    await sql`insert into nodes (id, started_at, heartbeat_at) values ('paused', now() - interval '1 minute', now() - interval '10 seconds')`.execute(db);
+    await sql`update participants set node_id = 'paused' where token = ${g.participantToken}`.execute(db);
+    const { repos, feedback, clock, ids } = server.services;
+    let away = true;
+    const repo = { ...repos.participants, heartbeat: (id: string, now: Date) => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : repos.participants.heartbeat(id, now)) };
+    const survivor = createParticipationService({ repo, rooms: repos.rooms, tenants: repos.tenants, feedback, clock, ids, nodeId: 'survivor', roomEndGraceSeconds: 1, nodeDeadAfterSeconds: 2 });
+    await expect(survivor.sweep()).rejects.toThrow('ECONNREFUSED');
+    away = false;
+    await survivor.sweep();
+    expect(await participantsOf(room.token)).toEqual([g.participantToken]);
+    // The paused node never beats again: dead once NODE_DEAD_AFTER_SECONDS have passed since the database came back.
+    await sleep(2100);
+    await survivor.sweep();
+    expect(await participantsOf(room.token)).toEqual([]);
+    await sql`delete from nodes where id in ('paused', 'survivor')`.execute(db);
   });
 
   it('keeps participants of live nodes when the sweep runs on every node at once', async () => {

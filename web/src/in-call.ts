@@ -61,6 +61,7 @@ export function startCall(options: CallOptions): void {
     displayName: options.name,
     socket: options.socket,
     onDown: () => health.lost(),
+    onJoinDelayed: () => stage.say(text.joinDelayed),
     onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
     onMessage: (message) => void onMessage(message),
@@ -179,10 +180,19 @@ export function startCall(options: CallOptions): void {
         peers.connectionLost(message.peerId, true);
         return;
       case 'peer-present':
-        // Announced again after the server's nodes found each other again: call only someone new.
-        if (peers.has(message.peer.id)) return;
-        peers.add(message.peer);
-        mesh.add(message.peer.id, true);
+        // Announced again after the server's nodes found each other again (Redis
+        // was away): call someone new; negotiate again with someone known whose
+        // connection never completed, since what we sent may not have crossed.
+        if (peers.has(message.peer.id)) {
+          if (mesh.isConnected(message.peer.id)) return;
+          mesh.renegotiate(message.peer.id);
+        } else {
+          peers.add(message.peer);
+          mesh.add(message.peer.id, true);
+        }
+        // What they missed meanwhile: our microphone and camera state, a share in progress.
+        signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+        await screenShare.announceAgain();
         return;
       case 'peer-left':
         peers.remove(message.peerId);

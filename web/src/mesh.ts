@@ -181,6 +181,22 @@ export class Mesh {
     this.peers.get(id)?.resendPendingOffer();
   }
 
+  /**
+   * The server's nodes can reach each other again (`peer-present` of a peer
+   * we know): what went to this peer meanwhile may never have arrived. A
+   * connection that has not connected negotiates again: the offer it is
+   * waiting on is sent again, or (stable) ICE restarts with a new offer.
+   * Perfect negotiation settles the collision with the peer's own new offer.
+   * A connected one is left alone: its media flows peer to peer.
+   */
+  renegotiate(id: string): void {
+    const peer = this.peers.get(id);
+    if (!peer || peer.pc.connectionState === 'connected') return;
+    if (peer.pc.signalingState === 'have-local-offer') return peer.resendPendingOffer();
+    peer.pc.restartIce();
+    void peer.offer();
+  }
+
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
   add(id: string, initiate = false): Peer {
     this.remove(id);

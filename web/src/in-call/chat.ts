@@ -1,5 +1,9 @@
 // The chat panel: the messages as text (never markup) and the form to send.
-// A message shows as sent only once the server acknowledged it.
+// A message of one's own shows at once, dimmed while it is on its way, and
+// counts as sent only once the server acknowledged it (the server acknowledges
+// only what went out to every node, docs/signaling.md). One the server could
+// not send stays in the list marked "Not sent" with a Retry button: nothing
+// typed is lost and nothing shows as sent that nobody got.
 import { h } from '../dom.js';
 import { text } from './strings.js';
 
@@ -13,8 +17,24 @@ export function createChat(send: (message: string) => Promise<boolean>): Chat {
   const list = h('ol', { class: 'chat-list', 'aria-live': 'polite', 'aria-label': text.chatMessages });
   const input = h('input', { id: 'chat-input', 'data-testid': 'chat-input', type: 'text', maxlength: 2000, autocomplete: 'off' });
 
-  function append(name: string, message: string) {
-    list.append(h('li', { 'data-testid': 'chat-message' }, h('strong', {}, `${name}: `), message));
+  function line(name: string, message: string): HTMLLIElement {
+    const item = h('li', { 'data-testid': 'chat-message' }, h('strong', {}, `${name}: `), message);
+    list.append(item);
+    list.scrollTop = list.scrollHeight;
+    return item;
+  }
+
+  /** Sends one of our own messages shown as `item`; on failure it offers to try again. */
+  async function deliver(item: HTMLLIElement, message: string) {
+    item.dataset.status = 'sending';
+    item.querySelector('.chat-failed')?.remove();
+    if (await send(message)) {
+      delete item.dataset.status;
+      return;
+    }
+    item.dataset.status = 'failed';
+    const retry = h('button', { type: 'button', class: 'chat-retry', 'data-testid': 'chat-retry', onclick: () => void deliver(item, message) }, text.chatRetry);
+    item.append(h('span', { class: 'chat-failed', role: 'alert' }, h('span', {}, text.chatNotSent), ' ', retry));
     list.scrollTop = list.scrollHeight;
   }
 
@@ -22,10 +42,8 @@ export function createChat(send: (message: string) => Promise<boolean>): Chat {
     event.preventDefault();
     const message = input.value.trim();
     if (!message) return;
-    if (await send(message)) {
-      append(text.chatSelf, message);
-      input.value = '';
-    }
+    input.value = '';
+    await deliver(line(text.chatSelf, message), message);
   }
 
   const panel = h(
@@ -41,5 +59,5 @@ export function createChat(send: (message: string) => Promise<boolean>): Chat {
       h('button', { type: 'submit', 'data-testid': 'chat-send' }, text.chatSend),
     ),
   );
-  return { panel, append };
+  return { panel, append: (name, message) => void line(name, message) };
 }

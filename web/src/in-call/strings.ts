@@ -25,6 +25,8 @@ export const text = {
   chatMessage: 'Message',
   chatSend: 'Send',
   chatSelf: 'You',
+  chatNotSent: 'Not sent.',
+  chatRetry: 'Retry',
 
   inviteLink: 'Invite link (works once per person you send it to)',
   inviteCopy: 'Copy',
@@ -43,6 +45,7 @@ export const text = {
     (q.rttMs !== null ? `, round trip ${q.rttMs} ms` : '') +
     (q.loss !== null ? `, ${Math.round(q.loss * 100)}% loss` : ''),
   reconnected: 'Reconnected.',
+  joinDelayed: 'The service is briefly unavailable. Joining again in a moment\u2026',
   weakLink: 'Your connection is weak: your video is reduced so that you can still be heard.',
   joinFailed: 'Could not join',
   screenNotPossible: 'Screen sharing is not possible now',
