@@ -14,6 +14,9 @@ import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
 
+/** Redis reconnects every 0.2–2 s (buses/redis-buses.ts): by then every node that lost it is back. */
+const ANNOUNCE_AGAIN_AFTER_MS = 3000;
+
 export interface HubOptions {
   participation: ParticipationService;
   bus: SignalBus;
@@ -50,8 +53,14 @@ export function createHubContext(options: HubOptions): HubContext {
   const { participation, clock, log } = options;
   const inFlight = createInFlight();
   const rooms = createRoomRegistry({ bus: options.bus, log });
-  // People who joined on other nodes while Redis was away have never heard of each other.
-  options.bus.onReconnected?.(() => rooms.announceAll());
+  // People who joined on other nodes while Redis was away have never heard of
+  // each other. The nodes reconnect up to a retry interval apart, and an
+  // announcement made before the other node subscribed again is lost: once
+  // now, once more when every node is back (pages ignore a peer they are connected to).
+  options.bus.onReconnected?.(() => {
+    rooms.announceAll();
+    setTimeout(() => rooms.announceAll(), ANNOUNCE_AGAIN_AFTER_MS).unref();
+  });
   return {
     options,
     participation,

@@ -13,6 +13,13 @@ import type { SignalData } from '../../src/realtime/protocol.js';
 
 /** While a connection stays failed, ICE is restarted this often (the first time at once). */
 const RESTART_FAILED_EVERY_MS = 4000;
+/**
+ * An offer of ours still unanswered after this long was lost on the way (the
+ * server's nodes could not reach each other): a glare of two live offers is
+ * settled within milliseconds, so an older one is sent again when the impolite
+ * side ignores the other's offer; the polite side then yields to it.
+ */
+const OFFER_LOST_AFTER_MS = 2000;
 
 /**
  * On a thin link the voice matters more than the picture: audio senders get
@@ -49,6 +56,8 @@ class Peer {
   readonly pc: RTCPeerConnection;
   private makingOffer = false;
   private ignoreOffer = false;
+  /** When our offer now waiting for its answer went out. */
+  private offeredAt = 0;
   private readonly polite: boolean;
   private restartTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -100,6 +109,7 @@ class Peer {
       this.makingOffer = true;
       await this.pc.setLocalDescription();
       const d = this.pc.localDescription!;
+      this.offeredAt = Date.now();
       this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
     } catch {
       // A newer negotiation supersedes this one.
@@ -113,7 +123,10 @@ class Peer {
       const description = data.description as RTCSessionDescriptionInit;
       const collision = description.type === 'offer' && (this.makingOffer || this.pc.signalingState !== 'stable');
       this.ignoreOffer = !this.polite && collision;
-      if (this.ignoreOffer) return;
+      if (this.ignoreOffer) {
+        if (!this.makingOffer && Date.now() - this.offeredAt > OFFER_LOST_AFTER_MS) this.resendPendingOffer();
+        return;
+      }
       await this.pc.setRemoteDescription(description);
       if (description.type === 'offer') {
         await this.pc.setLocalDescription();
