@@ -3,7 +3,9 @@
 // Redis, real Chromium participants, a host on node A and a guest on node B.
 // - The running call goes on: media, and chat (which needs no database).
 // - Someone who clicks Join while the database is away is told the service is
-//   briefly unavailable, and the page joins by itself once it is back.
+//   briefly unavailable, and the page joins by itself once it is back; someone
+//   who opens their link meanwhile gets a page that says so and loads the join
+//   screen by itself once it can.
 // - Presence settles: nobody still in the call is marked gone because every
 //   node's heartbeat went stale during the outage; leaves and the room's end
 //   are recorded as usual afterwards.
@@ -70,6 +72,14 @@ describe('a call across two nodes through a PostgreSQL restart', () => {
     if (process.env.SHOTS) await late.screenshot({ path: `${process.env.SHOTS}/postgres-join-delayed.png` });
     expect(await joinedToken(late, room.guest_token)).toBeNull();
 
+    // Someone who opens their link meanwhile gets a page saying so (503, Retry-After), which loads again by itself.
+    const opener = await cluster!.participant();
+    const answer = await opener.goto(`${a.url}/join/${room.guest_token}`);
+    expect(answer?.status()).toBe(503);
+    expect(answer?.headers()['retry-after']).toBeDefined();
+    await opener.getByTestId('unavailable').waitFor();
+    if (process.env.SHOTS) await opener.screenshot({ path: `${process.env.SHOTS}/postgres-link-unavailable.png` });
+
     await sleep(Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt)));
     await postgres!.resume();
     const backAt = Date.now();
@@ -80,6 +90,8 @@ describe('a call across two nodes through a PostgreSQL restart', () => {
     await Promise.all([expectFlowingFrom(late, 2, 15_000), expectFlowingFrom(host, 2, 15_000), expectFlowingFrom(guest, 2, 15_000)]);
     const mediaMs = Date.now() - backAt;
     expect(await late.getByRole('status').textContent()).not.toContain('briefly unavailable');
+    await opener.getByTestId('name-input').waitFor({ timeout: 10_000 });
+    await opener.context().close();
 
     // Presence: all three, and still all three once every node had time to judge the others dead or alive.
     const current = async () => (await api('GET', `/api/rooms/${room.token}`)).json;

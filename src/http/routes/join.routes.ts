@@ -7,9 +7,13 @@ import { cleanDisplayName, settingsOf } from '../../domain/participation/partici
 import { acceptsParticipants } from '../../domain/rooms/room-lifecycle.js';
 import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
 import type { Services } from '../../services.js';
+import { isDatabaseUnavailable } from '../error-handler.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
 import { escapeHtml, messagePage, NON_PAGE_HEADERS, pageHeaders, renderPage } from './page-html.js';
 import { loadWebBuild, type WebBuild } from './web-assets.js';
+
+/** How often a join page answered while the database is away loads again. */
+const RETRY_PAGE_SECONDS = 3;
 
 /** What the join page's script needs; rendered into a JSON block. */
 export interface JoinPageData {
@@ -33,13 +37,25 @@ export const joinRoutes =
     const invalidLink = () =>
       messagePage(build, 'This link is not valid', 'Check that you opened the whole link you were sent, or ask for a new one.', 'not-found');
 
+    // The database restarting: a person who opens their link meanwhile gets a page, not an error, and it
+    // loads again by itself (the Refresh header needs no script) until the join screen comes (docs/deploy.md).
+    const unavailable = () =>
+      messagePage(build, 'Briefly unavailable', 'The video service is restarting. This page tries again by itself in a few seconds.', 'unavailable');
+
     app.get('/join/:token', { schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
       pageHeaders(reply, publicUrl);
-      const access = await services.participation.resolve(request.params.token);
-      if (!access) return reply.status(404).send(invalidLink());
-      const { room, role } = access;
+      let found;
+      try {
+        const access = await services.participation.resolve(request.params.token);
+        found = access && { ...access, frameAncestors: await services.tenants.frameAncestors(access.room.tenant_id) };
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        return reply.status(503).header('retry-after', String(RETRY_PAGE_SECONDS)).header('refresh', String(RETRY_PAGE_SECONDS)).send(unavailable());
+      }
+      if (!found) return reply.status(404).send(invalidLink());
+      const { room, role } = found;
       // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
-      pageHeaders(reply, publicUrl, await services.tenants.frameAncestors(room.tenant_id));
+      pageHeaders(reply, publicUrl, found.frameAncestors);
       if (!acceptsParticipants(room.status)) {
         return reply.status(410).send(messagePage(build, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed'));
       }
