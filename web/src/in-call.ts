@@ -52,7 +52,8 @@ export function startCall(options: CallOptions): void {
   const invitePanel = createInvitePanel(stage.say);
   const chat = createChat(async (message) => {
     const reply = await signaling.request({ type: 'chat', text: message });
-    if (reply.type === 'error') stage.say(reply.message);
+    // Not sent for want of a path between the nodes: the line itself says so and offers Retry; other refusals say why.
+    if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(reply.message);
     return reply.type === 'ack';
   });
 
