@@ -65,6 +65,8 @@ export async function startRedis({ log = () => {}, port: wantedPort, password } 
   return {
     url: `redis://${password ? `:${encodeURIComponent(password)}@` : ''}127.0.0.1:${port}`,
     port,
+    /** The process, for a test that freezes it (SIGSTOP, SIGCONT). */
+    pid: child.pid,
     /** SIGTERM (a clean shutdown) by default; `stop('SIGKILL')` is Redis dying. */
     async stop(signal = 'SIGTERM') {
       process.off('exit', killNow);

@@ -10,6 +10,8 @@
 // - /healthz and /readyz answer within 1 s throughout, 200 ("degraded" while
 //   Redis is away: one shared Redis must not take every node out of rotation).
 // - Each node logs one line when it loses Redis and one when it is back.
+// - Redis frozen (SIGSTOP) instead: a chat shows as not sent after 2 s, Redis
+//   delivers it when it thaws, and its retry does not show twice.
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Page } from 'playwright-core';
@@ -27,7 +29,7 @@ import { sleep, waitFor } from '../helpers/wait.js';
 const OUTAGE_MS = 8_000;
 
 let database: { url: string; drop(): Promise<void> };
-let redis: { url: string; port: number; stop(signal?: string): Promise<void> };
+let redis: { url: string; port: number; pid: number; stop(signal?: string): Promise<void> };
 let cluster: TwoNodes | undefined;
 
 beforeAll(async () => {
@@ -88,23 +90,26 @@ describe('a call across two nodes through a Redis outage', () => {
     await expect.poll(async () => (await frames(guest))[0]! - guestFrames[0]!, { timeout: 5_000 }).toBeGreaterThan(10);
 
     // A new room, its host on A and its guest on B, both joining while Redis is away; the API works meanwhile.
-    const second = await cluster!.createRoom();
-    const host2 = await cluster!.participant();
-    await join(host2, `${a.url}/join/${second.access_token}`, 'Dr. Bea');
-    // The guest joins last, so it calls the host, and that offer is lost. The hard case is a guest that is
-    // the impolite side of perfect negotiation (the smaller peer id): after the recovery it ignores the
-    // host's offer, and only sending its own again heals the call. Peer ids are random: a guest that
-    // would be polite leaves, and another joins (at most a few times).
-    const hostId = peerIdOf(await participantToken(host2, second.access_token));
+    // The guest joins last, so it calls the host, and that offer is lost. The case the page's earlier
+    // handling never healed is a guest on the impolite side of perfect negotiation (the smaller peer id).
+    // Peer ids are random: a pair the other way round leaves, and another room is tried (a few times).
+    let second: Record<string, any>;
+    let host2: Page;
     let guest2: Page;
     let guestImpolite = false;
     for (let attempt = 1; ; attempt++) {
+      second = await cluster!.createRoom();
+      host2 = await cluster!.participant();
       guest2 = await cluster!.participant();
+      await join(host2, `${a.url}/join/${second.access_token}`, 'Dr. Bea');
+      const hostId = peerIdOf(await participantToken(host2, second.access_token));
       await join(guest2, `${b.url}/join/${second.guest_token}`, 'Sam');
       guestImpolite = peerIdOf(await participantToken(guest2, second.guest_token)) < hostId;
-      if (guestImpolite || attempt === 8) break;
-      await guest2.getByTestId('leave-button').click();
-      await guest2.context().close();
+      if (guestImpolite || attempt === 6) break;
+      for (const page of [guest2, host2]) {
+        await page.getByTestId('leave-button').click();
+        await page.context().close();
+      }
     }
     for (const page of [host2, guest2]) await page.evaluate(() => ((window as unknown as { __notReloaded: boolean }).__notReloaded = true));
 
@@ -179,6 +184,21 @@ describe('a call across two nodes through a Redis outage', () => {
     expect(Number(/^parley_redis_resubscriptions_total (\d+)/m.exec(metricsB)?.[1])).toBeGreaterThanOrEqual(2);
     const failures = await Promise.all([a, b].map(async (node) => Number(/^parley_bus_publish_failures_total (\d+)/m.exec(await (await fetch(`${node.url}/metrics`)).text())?.[1])));
     expect(failures[0]! + failures[1]!).toBeGreaterThan(0);
+
+    // Redis frozen (SIGSTOP) rather than gone: no connection closes, a chat gets no answer within 2 s and
+    // shows as not sent, and Redis still delivers it when it thaws. The retry carries the same messageId: once.
+    process.kill(redis.pid, 'SIGSTOP');
+    try {
+      await sendChat(host2, 'while Redis is frozen');
+      expect(await chatOutcome(host2, 'while Redis is frozen')).toBe('failed');
+    } finally {
+      process.kill(redis.pid, 'SIGCONT');
+    }
+    await expectLine(guest2, 'Dr. Bea: while Redis is frozen', 1);
+    await host2.getByTestId('chat-message').filter({ hasText: 'while Redis is frozen' }).getByTestId('chat-retry').click();
+    expect(await chatOutcome(host2, 'while Redis is frozen')).toBe('sent');
+    await sleep(1000); // the retry arrived too, and shows nowhere twice
+    for (const page of [guest2, newcomer]) await expectLine(page, 'Dr. Bea: while Redis is frozen', 1);
 
     console.log(
       'redis-outage-call',

@@ -50,8 +50,8 @@ export function startCall(options: CallOptions): void {
     leave: () => void leave(),
   });
   const invitePanel = createInvitePanel(stage.say);
-  const chat = createChat(async (message) => {
-    const reply = await signaling.request({ type: 'chat', text: message });
+  const chat = createChat(async (message, messageId) => {
+    const reply = await signaling.request({ type: 'chat', text: message, messageId });
     // Not sent for want of a path between the nodes: the line itself says so and offers Retry; other refusals say why.
     if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(reply.message);
     return reply.type === 'ack';
@@ -182,15 +182,11 @@ export function startCall(options: CallOptions): void {
         return;
       case 'peer-present':
         // Announced again after the server's nodes found each other again (Redis
-        // was away): call someone new; negotiate again with someone known whose
-        // connection never completed, since what we sent may not have crossed.
-        if (peers.has(message.peer.id)) {
-          if (mesh.isConnected(message.peer.id)) return;
-          mesh.renegotiate(message.peer.id);
-        } else {
-          peers.add(message.peer);
-          mesh.add(message.peer.id, true);
-        }
+        // was away): someone new gets a tile, and a connection that never
+        // completed starts over (mesh.present decides which side calls).
+        if (mesh.isConnected(message.peer.id)) return;
+        if (!peers.has(message.peer.id)) peers.add(message.peer);
+        mesh.present(message.peer.id);
         // What they missed meanwhile: our microphone and camera state, a share in progress.
         signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
         await screenShare.announceAgain();
@@ -201,7 +197,7 @@ export function startCall(options: CallOptions): void {
       case 'signal':
         return mesh.signal(message.from, message.data);
       case 'chat':
-        return chat.append(message.name, message.text);
+        return chat.append(message);
       case 'media-state':
         return peers.mediaState(message.from, message.audio, message.video);
       case 'screenshare-started':

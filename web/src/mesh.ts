@@ -13,13 +13,8 @@ import type { SignalData } from '../../src/realtime/protocol.js';
 
 /** While a connection stays failed, ICE is restarted this often (the first time at once). */
 const RESTART_FAILED_EVERY_MS = 4000;
-/**
- * An offer of ours still unanswered after this long was lost on the way (the
- * server's nodes could not reach each other): a glare of two live offers is
- * settled within milliseconds, so an older one is sent again when the impolite
- * side ignores the other's offer; the polite side then yields to it.
- */
-const OFFER_LOST_AFTER_MS = 2000;
+/** An offer of ours younger than this may still be answered: a repeated announcement leaves it be. */
+const OFFER_IN_FLIGHT_MS = 1500;
 
 /**
  * On a thin link the voice matters more than the picture: audio senders get
@@ -93,6 +88,11 @@ class Peer {
     if (this.pc.signalingState === 'have-local-offer' && d) this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
   }
 
+  /** Whether an offer of ours went out a moment ago and its answer may still come. */
+  offerInFlight(): boolean {
+    return this.pc.signalingState === 'have-local-offer' && Date.now() - this.offeredAt < OFFER_IN_FLIGHT_MS;
+  }
+
   /** Whether `sdp` comes from another connection than the one this one has been talking to. */
   isFromNewConnection(sdp: string | undefined): boolean {
     const known = fingerprintOf(this.pc.remoteDescription?.sdp);
@@ -123,10 +123,7 @@ class Peer {
       const description = data.description as RTCSessionDescriptionInit;
       const collision = description.type === 'offer' && (this.makingOffer || this.pc.signalingState !== 'stable');
       this.ignoreOffer = !this.polite && collision;
-      if (this.ignoreOffer) {
-        if (!this.makingOffer && Date.now() - this.offeredAt > OFFER_LOST_AFTER_MS) this.resendPendingOffer();
-        return;
-      }
+      if (this.ignoreOffer) return;
       await this.pc.setRemoteDescription(description);
       if (description.type === 'offer') {
         await this.pc.setLocalDescription();
@@ -195,19 +192,20 @@ export class Mesh {
   }
 
   /**
-   * The server's nodes can reach each other again (`peer-present` of a peer
-   * we know): what went to this peer meanwhile may never have arrived. A
-   * connection that has not connected negotiates again: the offer it is
-   * waiting on is sent again, or (stable) ICE restarts with a new offer.
-   * Perfect negotiation settles the collision with the peer's own new offer.
-   * A connected one is left alone: its media flows peer to peer.
+   * `peer-present`: the server's nodes can reach each other again, and what
+   * went between this peer and us meanwhile may never have arrived (an offer
+   * made during the outage, its candidates). A connected peer is left alone
+   * (its media flows peer to peer). Otherwise exactly one side calls again,
+   * so that two fresh offers never cross: the impolite one (the smaller peer
+   * id, as in perfect negotiation) with a new connection, unless an offer of
+   * its own has just gone out; the polite one answers it (a description from
+   * a new connection replaces its own, see signal()). The server announces
+   * twice, so a call lost the first time goes out again.
    */
-  renegotiate(id: string): void {
+  present(id: string): void {
     const peer = this.peers.get(id);
-    if (!peer || peer.pc.connectionState === 'connected') return;
-    if (peer.pc.signalingState === 'have-local-offer') return peer.resendPendingOffer();
-    peer.pc.restartIce();
-    void peer.offer();
+    if (peer?.pc.connectionState === 'connected' || this.selfId > id || peer?.offerInFlight()) return;
+    this.add(id, true);
   }
 
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
