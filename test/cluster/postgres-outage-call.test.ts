@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
-import { inboundStats, join } from '../helpers/browser.js';
+import { inboundStats } from '../helpers/browser.js';
 import { chatLines, chatOutcome, expectFlowingFrom, sendChat, startTwoNodes, watchHealth, type TwoNodes } from '../helpers/cluster.js';
 import { startOwnPostgres, type OwnPostgres } from '../helpers/database.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -44,12 +44,7 @@ const joinedToken = (page: Page, joinToken: string) => page.evaluate((key) => se
 describe('a call across two nodes through a PostgreSQL restart', () => {
   it('goes on, lets a join during the outage in by itself afterwards, and settles presence and the room', { timeout: 180_000 }, async () => {
     const { a, b, api } = cluster!;
-    const room = await cluster!.createRoom();
-    const host = await cluster!.participant();
-    const guest = await cluster!.participant();
-    await join(host, `${a.url}/join/${room.access_token}`, 'Dr. Ada');
-    await join(guest, `${b.url}/join/${room.guest_token}`, 'Pat');
-    await Promise.all([expectFlowingFrom(host, 1, 20_000), expectFlowingFrom(guest, 1, 20_000)]);
+    const { room, host, guest } = await cluster!.call();
     // Someone else opens the link and waits on the join screen.
     const late = await cluster!.participant();
     await late.goto(`${b.url}/join/${room.guest_token}`);

@@ -57,12 +57,7 @@ async function expectLine(page: Page, text: string, times: number) {
 describe('a call across two nodes through a Redis outage', () => {
   it('keeps media, never acknowledges a lost chat, and heals rooms joined during the outage without reloads', { timeout: 180_000 }, async () => {
     const { a, b } = cluster!;
-    const first = await cluster!.createRoom();
-    const host = await cluster!.participant();
-    const guest = await cluster!.participant();
-    await join(host, `${a.url}/join/${first.access_token}`, 'Dr. Ada');
-    await join(guest, `${b.url}/join/${first.guest_token}`, 'Pat');
-    await Promise.all([expectFlowingFrom(host, 1, 20_000), expectFlowingFrom(guest, 1, 20_000)]);
+    const { host, guest } = await cluster!.call();
     await sendChat(host, 'before the outage');
     await expectLine(guest, 'Dr. Ada: before the outage', 1);
     for (const page of [host, guest]) await page.evaluate(() => ((window as unknown as { __notReloaded: boolean }).__notReloaded = true));

@@ -6,7 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 // @ts-expect-error plain ESM script without types
 import { freePort } from '../../scripts/postgres.mjs';
 import { httpJson } from './api.js';
-import { CHROMIUM_ARGS, inboundStatsByConnection, participantContext } from './browser.js';
+import { CHROMIUM_ARGS, inboundStatsByConnection, join, participantContext } from './browser.js';
 import { adminTenantToken, startServerProcess, stopServerProcess, type ServerProcess } from './server-process.js';
 import { sleep } from './wait.js';
 
@@ -18,6 +18,8 @@ export interface TwoNodes {
   createRoom(): Promise<Record<string, any>>;
   /** A participant in a browser context of its own. */
   participant(): Promise<Page>;
+  /** A new room's call: its host on node A, its guest on node B, media flowing both ways. */
+  call(): Promise<{ room: Record<string, any>; host: Page; guest: Page }>;
   close(): Promise<void>;
 }
 
@@ -46,19 +48,29 @@ export async function startTwoNodes(env: Record<string, string>): Promise<TwoNod
     const { token } = await adminTenantToken(a.url);
     browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
     const api = (method: string, path: string, body?: unknown) => httpJson(a.url, token, method, path, body);
+    const createRoom = async () => {
+      const created = await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() });
+      if (created.status !== 201) throw new Error(`room not created: ${created.status} ${JSON.stringify(created.json)}`);
+      return created.json;
+    };
+    const participant = async () => {
+      const context = await participantContext(browser!);
+      contexts.push(context);
+      return context.newPage();
+    };
     return {
       a,
       b,
       api,
-      async createRoom() {
-        const created = await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() });
-        if (created.status !== 201) throw new Error(`room not created: ${created.status} ${JSON.stringify(created.json)}`);
-        return created.json;
-      },
-      async participant() {
-        const context = await participantContext(browser!);
-        contexts.push(context);
-        return context.newPage();
+      createRoom,
+      participant,
+      async call() {
+        const room = await createRoom();
+        const [host, guest] = [await participant(), await participant()];
+        await join(host, `${a.url}/join/${room.access_token}`, 'Dr. Ada');
+        await join(guest, `${b.url}/join/${room.guest_token}`, 'Pat');
+        await Promise.all([expectFlowingFrom(host, 1, 20_000), expectFlowingFrom(guest, 1, 20_000)]);
+        return { room, host, guest };
       },
       close,
     };
