@@ -64,7 +64,6 @@ describe('a call across two nodes through a PostgreSQL restart', () => {
     // A join while the database is away: told so, not let in, not sent away.
     await late.getByTestId('join-button').click();
     await expect.poll(() => late.getByRole('status').textContent(), { timeout: 10_000 }).toContain('briefly unavailable');
-    if (process.env.SHOTS) await late.screenshot({ path: `${process.env.SHOTS}/postgres-join-delayed.png` });
     expect(await joinedToken(late, room.guest_token)).toBeNull();
 
     // Someone who opens their link meanwhile gets a page saying so (503, Retry-After), which loads again by itself.
@@ -73,7 +72,6 @@ describe('a call across two nodes through a PostgreSQL restart', () => {
     expect(answer?.status()).toBe(503);
     expect(answer?.headers()['retry-after']).toBeDefined();
     await opener.getByTestId('unavailable').waitFor();
-    if (process.env.SHOTS) await opener.screenshot({ path: `${process.env.SHOTS}/postgres-link-unavailable.png` });
 
     await sleep(Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt)));
     await postgres!.resume();
