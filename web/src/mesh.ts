@@ -195,7 +195,9 @@ export class Mesh {
    * `peer-present`: the server's nodes can reach each other again, and what
    * went between this peer and us meanwhile may never have arrived (an offer
    * made during the outage, its candidates). A connected peer is left alone
-   * (its media flows peer to peer). Otherwise exactly one side calls again,
+   * (its media flows peer to peer), and so is one whose negotiation completed
+   * and whose ICE checks are under way (a relayed path may take seconds; one
+   * that fails restarts ICE by itself). Otherwise exactly one side calls again,
    * so that two fresh offers never cross: the impolite one (the smaller peer
    * id, as in perfect negotiation) with a new connection, unless an offer of
    * its own has just gone out; the polite one answers it (a description from
@@ -203,8 +205,9 @@ export class Mesh {
    * twice, so a call lost the first time goes out again.
    */
   present(id: string): void {
-    const peer = this.peers.get(id);
-    if (peer?.pc.connectionState === 'connected' || this.selfId > id || peer?.offerInFlight()) return;
+    const pc = this.peers.get(id)?.pc;
+    const underWay = pc?.connectionState === 'connected' || (pc?.connectionState === 'connecting' && pc.signalingState === 'stable');
+    if (underWay || this.selfId > id || this.peers.get(id)?.offerInFlight()) return;
     this.add(id, true);
   }
 
