@@ -14,8 +14,13 @@ import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
 
-/** Redis reconnects every 0.2–2 s (buses/redis-buses.ts): by then every node that lost it is back. */
-const ANNOUNCE_AGAIN_AFTER_MS = 3000;
+/**
+ * When the participants here are announced again after Redis came back: at
+ * once, and then again, for the nodes that subscribed a moment later (those
+ * that reconnected in the same retry are milliseconds apart, the others up to
+ * one retry interval: Redis is retried every 0.2–2 s, buses/redis-buses.ts).
+ */
+const ANNOUNCE_AGAIN_AFTER_MS = [1000, 3000];
 
 export interface HubOptions {
   participation: ParticipationService;
@@ -54,12 +59,11 @@ export function createHubContext(options: HubOptions): HubContext {
   const inFlight = createInFlight();
   const rooms = createRoomRegistry({ bus: options.bus, log });
   // People who joined on other nodes while Redis was away have never heard of
-  // each other. The nodes reconnect up to a retry interval apart, and an
-  // announcement made before the other node subscribed again is lost: once
-  // now, once more when every node is back (pages ignore a peer they are connected to).
+  // each other. An announcement made before another node subscribed again is
+  // lost there, so it is repeated (pages ignore a peer they are connected to).
   options.bus.onReconnected?.(() => {
     rooms.announceAll();
-    setTimeout(() => rooms.announceAll(), ANNOUNCE_AGAIN_AFTER_MS).unref();
+    for (const ms of ANNOUNCE_AGAIN_AFTER_MS) setTimeout(() => rooms.announceAll(), ms).unref();
   });
   return {
     options,

@@ -202,7 +202,7 @@ export class Mesh {
    * id, as in perfect negotiation) with a new connection, unless an offer of
    * its own has just gone out; the polite one answers it (a description from
    * a new connection replaces its own, see signal()). The server announces
-   * twice, so a call lost the first time goes out again.
+   * again after a moment, so a call lost the first time goes out again.
    */
   present(id: string): void {
     const pc = this.peers.get(id)?.pc;
