@@ -66,6 +66,10 @@ export interface RoomsTable {
   enable_screenshare: boolean;
   enable_invites: boolean;
   enable_audio_indicator: boolean;
+  /** Guests wait until a host admits them (0005, DESIGN §7). */
+  enable_waiting_room: boolean;
+  /** The language of the participant pages (src/i18n/languages.ts); null: the browser's (0005, DESIGN §10). */
+  locale: string | null;
   scheduled_at: Date;
   meeting_duration: number;
   return_url: string;
@@ -101,6 +105,9 @@ export interface NodesTable {
   heartbeat_at: Date;
 }
 
+/** waiting → admitted | denied; admitted → removed. Only 'admitted' participants are in the call. */
+export type Admission = 'waiting' | 'admitted' | 'denied' | 'removed';
+
 export interface ParticipantsTable {
   token: string;
   room_id: number;
@@ -109,6 +116,8 @@ export interface ParticipantsTable {
   node_id: string;
   joined_at: Date;
   left_at: Date | null;
+  /** Whether the participant is in the call, waiting to be let in, or was turned away (0005). */
+  admission: Generated<Admission>;
 }
 
 export interface RoomFeedbacksTable {

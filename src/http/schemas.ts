@@ -1,6 +1,7 @@
 // TypeBox schemas of the REST interface: they validate requests, shape the
 // responses (only declared fields go out) and generate the OpenAPI document.
 import { Type, type TSchema } from 'typebox';
+import { LANGUAGES } from '../i18n/languages.js';
 
 /** A nullable field, written as a JSON-schema type list (fast to serialize). */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -40,6 +41,17 @@ export const RoomInputSchema = Type.Object(
     enable_screenshare: Type.Optional(Type.Boolean({ default: true })),
     enable_invites: Type.Optional(Type.Boolean({ default: true })),
     enable_audio_indicator: Type.Optional(Type.Boolean({ default: true })),
+    enable_waiting_room: Type.Optional(
+      Type.Boolean({ default: false, description: 'Extension: guests wait until the host admits them (docs/call.md "Waiting room").' }),
+    ),
+    locale: Type.Optional(
+      Nullable(
+        Type.Union(
+          LANGUAGES.map((lang) => Type.Literal(lang)),
+          { description: `Extension: the language of the participant pages (${LANGUAGES.join(', ')}); omitted or null: the browser's, else English.` },
+        ),
+      ),
+    ),
     additional_guest_count: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 20, description: 'Extra guest tokens; needs the additional_participants feature.' }),
     ),
@@ -66,7 +78,10 @@ export const RoomSchema = Type.Object(
     enable_screenshare: Type.Boolean(),
     enable_invites: Type.Boolean(),
     enable_audio_indicator: Type.Boolean(),
+    enable_waiting_room: Type.Boolean(),
+    locale: Type.Optional(Type.String()),
     current_participants: Type.Array(Type.String()),
+    waiting_participants: Type.Array(Type.String(), { description: 'Extension: participant tokens waiting to be admitted now, oldest first.' }),
     expected_guest_count: Type.Integer(),
     scheduled_at: dateTime,
     meeting_duration: Type.Integer(),

@@ -7,6 +7,10 @@ export const CloseCode = {
   joinTimeout: 4003,
   /** Too many join attempts with unknown links on one connection (guessing). */
   notFound: 4004,
+  /** A host did not let this participant in from the waiting room. */
+  denied: 4005,
+  /** A host removed this participant from the call. */
+  removed: 4006,
   /** Kept flooding after being told to slow down (RFC 6455 §7.4.1: policy violation). */
   policy: 1008,
 } as const;

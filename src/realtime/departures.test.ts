@@ -39,7 +39,7 @@ describe('departures', () => {
     const participation = { leave: () => Promise.reject(new Error('database down')) } as unknown as ParticipationService;
     const departures = createDepartures({ participation, rooms: { publish }, inFlight: createInFlight(), log: { warn } as unknown as FastifyBaseLogger, reconnectGraceMs: 0 });
     const session = createSession(recordingConnection(), manualClock());
-    const participant = { token: 't', peerId: 'p', roomId: 1, role: 'guest' as const, name: 'n' };
+    const participant = { token: 't', peerId: 'p', roomId: 1, role: 'guest' as const, name: 'n', admission: 'admitted' as const };
     await expect(departures.markLeft(participant, session)).resolves.toBeUndefined();
     expect(warn).toHaveBeenCalledTimes(1);
     expect(publish).not.toHaveBeenCalled();

@@ -36,8 +36,10 @@ export function createDepartures({
   function markLeft(participant: Participant, session: Session): Promise<void> {
     cancelHold(participant.token);
     const leaving = inFlight.track(
-      participation.leave(participant.token).then((wasHere) => {
-        if (wasHere) void rooms.publish(session, null, { type: 'peer-left', peerId: participant.peerId });
+      participation.leave(participant.token).then((was) => {
+        if (was === 'admitted') void rooms.publish(session, null, { type: 'peer-left', peerId: participant.peerId });
+        // Only hosts ever heard of someone waiting.
+        if (was === 'waiting') void rooms.publish(session, null, { type: 'waiting-ended', peerId: participant.peerId, outcome: 'left' }, { toRole: 'host' });
       }),
     );
     pendingLeaves.set(participant.token, leaving);
@@ -69,7 +71,8 @@ export function createDepartures({
         return;
       }
       cancelHold(participant.token);
-      void rooms.publish(session, null, { type: 'peer-reconnecting', peerId: participant.peerId });
+      // Someone waiting stays on the hosts' list meanwhile; the call never knew them.
+      if (participant.admission === 'admitted') void rooms.publish(session, null, { type: 'peer-reconnecting', peerId: participant.peerId });
       const leave = () => markLeft(participant, session);
       const timer = setTimeout(() => void leave(), reconnectGraceMs);
       timer.unref();

@@ -7,7 +7,18 @@ const hub = useHubFixture();
 
 describe('dispatch', () => {
   it('has a handler for every message type of a joined session', () => {
-    expect(Object.keys(callHandlers).sort()).toEqual(['chat', 'invite-create', 'leave', 'media-state', 'screenshare-start', 'screenshare-stop', 'signal']);
+    expect(Object.keys(callHandlers).sort()).toEqual([
+      'admit',
+      'chat',
+      'deny',
+      'invite-create',
+      'leave',
+      'media-state',
+      'remove',
+      'screenshare-start',
+      'screenshare-stop',
+      'signal',
+    ]);
   });
 
   it('refuses every message but join before joining: requests with their requestId, notifications without', async () => {

@@ -4,6 +4,7 @@
 import { handleJoin } from './handlers/join.js';
 import type { CallHandler, CallMessageType } from './handlers/call-handler.js';
 import { sendChat } from './handlers/chat.js';
+import { admitParticipant, denyParticipant, removeParticipant } from './handlers/host-controls.js';
 import { createInvite } from './handlers/invites.js';
 import { leaveCall } from './handlers/leave.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
@@ -13,8 +14,7 @@ import { fail, reply, type Session } from './session.js';
 
 /**
  * One handler per message type of a joined session. The mapped type makes a
- * type added to ClientMessage without a handler a compile error. Host controls
- * (admit, deny, remove) slot in here as a `handlers/host-controls.ts` family.
+ * type added to ClientMessage without a handler a compile error.
  */
 export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   signal: relaySignal,
@@ -24,7 +24,13 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   chat: sendChat,
   'invite-create': createInvite,
   leave: leaveCall,
+  admit: admitParticipant,
+  deny: denyParticipant,
+  remove: removeParticipant,
 };
+
+/** What someone waiting to be let in may do: nothing of the call, only give up waiting. */
+const WHILE_WAITING = new Set<CallMessageType>(['leave']);
 
 export async function dispatch(ctx: HubContext, session: Session, message: ClientMessage): Promise<void> {
   // Answered in any state: the page checks its connection before and after joining.
@@ -35,7 +41,10 @@ export async function dispatch(ctx: HubContext, session: Session, message: Clien
   }
   const participant = session.participant;
   const requestId = 'requestId' in message ? message.requestId : undefined;
-  if (session.state !== 'joined' || !participant) return fail(session, 'not-joined', 'Send join first', requestId);
+  if (session.state === 'waiting' && !WHILE_WAITING.has(message.type)) {
+    return fail(session, 'not-admitted', 'You are waiting for the host to let you in', requestId);
+  }
+  if ((session.state !== 'joined' && session.state !== 'waiting') || !participant) return fail(session, 'not-joined', 'Send join first', requestId);
   const settings = ctx.rooms.get(participant.roomId)?.settings;
   if (!settings) return fail(session, 'not-joined', 'Send join first', requestId);
   // The table pairs each type with its handler; TypeScript cannot follow that pairing through an index.

@@ -9,6 +9,7 @@ import type { RoomEventBus } from './buses/room-event-bus.js';
 import type { SignalBus } from './buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
+import { receiveDecision } from './handlers/host-controls.js';
 import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
@@ -57,7 +58,13 @@ export interface HubContext {
 export function createHubContext(options: HubOptions): HubContext {
   const { participation, clock, log } = options;
   const inFlight = createInFlight();
-  const rooms = createRoomRegistry({ bus: options.bus, log });
+  const rooms = createRoomRegistry({
+    bus: options.bus,
+    log,
+    onDecision: (session, decision) => {
+      inFlight.track(receiveDecision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
+    },
+  });
   // People who joined on other nodes while Redis was away have never heard of
   // each other. An announcement made before another node subscribed again is
   // lost there, so it is repeated (pages ignore a peer they are connected to).
@@ -65,7 +72,7 @@ export function createHubContext(options: HubOptions): HubContext {
     rooms.announceAll();
     for (const ms of ANNOUNCE_AGAIN_AFTER_MS) setTimeout(() => rooms.announceAll(), ms).unref();
   });
-  return {
+  const context: HubContext = {
     options,
     participation,
     clock,
@@ -77,4 +84,5 @@ export function createHubContext(options: HubOptions): HubContext {
     inFlight,
     endSession: (session, code, reason) => endSession(session, code, reason, rooms),
   };
+  return context;
 }

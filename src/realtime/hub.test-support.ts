@@ -34,6 +34,7 @@ export interface TestSession {
 }
 
 export type JoinedSession = TestSession & { joined: Extract<ServerMessage, { type: 'joined' }> };
+export type WaitingSession = TestSession & { waiting: Extract<ServerMessage, { type: 'waiting' }> };
 
 export interface HubFixture {
   test: TestContext;
@@ -51,6 +52,10 @@ export interface HubFixture {
   connect(): TestSession;
   /** A session joined through the join handler; throws if the join was refused. */
   join(joinToken: string, displayName?: string, participantToken?: string): Promise<JoinedSession>;
+  /** A session that joined through a guest link of a room with a waiting room; throws unless it waits. */
+  knock(joinToken: string, displayName?: string, participantToken?: string): Promise<WaitingSession>;
+  /** Sends a join and returns every reply it got (for refusals). */
+  tryJoin(joinToken: string, displayName?: string, participantToken?: string): Promise<TestSession>;
   /** A room (with `overrides`) and its host and guest in the call. */
   hostAndGuest(overrides?: Record<string, unknown>): Promise<{ room: Record<string, any>; host: JoinedSession; guest: JoinedSession }>;
   /** Lets the in-process bus, the database and the handlers finish what they started. */
@@ -118,13 +123,23 @@ export async function createHubFixture(options: HubFixtureOptions = {}): Promise
       ctx.open.add(session);
       return { session, connection };
     },
-    async join(joinToken, displayName = 'Someone', participantToken) {
+    async tryJoin(joinToken, displayName = 'Someone', participantToken) {
       const { session, connection } = fixture.connect();
       const requestId = `j${++nextRequest}`;
       await handleJoin(ctx, session, { type: 'join', requestId, joinToken, displayName, ...(participantToken ? { participantToken } : {}) });
+      return { session, connection };
+    },
+    async join(joinToken, displayName, participantToken) {
+      const { session, connection } = await fixture.tryJoin(joinToken, displayName, participantToken);
       const joined = connection.all('joined')[0];
       if (!joined) throw new Error(`join refused: ${JSON.stringify(connection.sent)}`);
       return { session, connection, joined };
+    },
+    async knock(joinToken, displayName, participantToken) {
+      const { session, connection } = await fixture.tryJoin(joinToken, displayName, participantToken);
+      const waiting = connection.all('waiting')[0];
+      if (!waiting) throw new Error(`not waiting: ${JSON.stringify(connection.sent)}`);
+      return { session, connection, waiting };
     },
     async hostAndGuest(overrides = {}) {
       const room = await fixture.createRoom(overrides);

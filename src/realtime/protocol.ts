@@ -49,6 +49,10 @@ export type ClientMessage =
   | { type: 'screenshare-stop' }
   | { type: 'invite-create'; requestId: string }
   | { type: 'leave'; requestId: string }
+  /** Host controls (DESIGN §7): let a waiting participant in, turn it away, or remove a guest from the call. */
+  | { type: 'admit'; requestId: string; peerId: string }
+  | { type: 'deny'; requestId: string; peerId: string }
+  | { type: 'remove'; requestId: string; peerId: string }
   /** The browser's heartbeat: answered at once with `pong`, so the page notices a dead connection itself. */
   | { type: 'ping' };
 
@@ -68,22 +72,45 @@ export type ErrorCode =
   | 'invites-disabled'
   | 'forbidden'
   | 'rate-limited'
-  | 'unavailable';
+  | 'unavailable'
+  /** The request needs a participant in the call, and this one still waits to be let in. */
+  | 'not-admitted'
+  /** A join that resumes a participant a host removed from the call, or did not let in. */
+  | 'removed'
+  | 'denied';
+
+/** What a page needs to be in the call: the reply to a join, or the notification that a host let it in. */
+export interface CallEntry {
+  /** The secret that resumes this participant after a dropped connection, and authorises its feedback. */
+  participantToken: string;
+  self: PeerInfo;
+  peers: PeerInfo[];
+  /** Who waits to be let in, oldest first: filled for a host, always empty for a guest. */
+  waiting: PeerInfo[];
+  settings: RoomSettings;
+  iceServers: IceServerInfo[];
+  iceTransportPolicy: 'all' | 'relay';
+  returnUrl: string;
+  resumed: boolean;
+}
 
 export type ServerMessage =
-  | {
-      type: 'joined';
-      requestId: string;
-      /** The secret that resumes this participant after a dropped connection, and authorises its feedback. */
-      participantToken: string;
-      self: PeerInfo;
-      peers: PeerInfo[];
-      settings: RoomSettings;
-      iceServers: IceServerInfo[];
-      iceTransportPolicy: 'all' | 'relay';
-      returnUrl: string;
-      resumed: boolean;
-    }
+  | ({ type: 'joined'; requestId: string } & CallEntry)
+  /**
+   * The reply to a join through a guest link of a room with a waiting room:
+   * nothing of the call, only what resumes the wait after a drop or reload.
+   */
+  | { type: 'waiting'; requestId: string; participantToken: string; self: PeerInfo; returnUrl: string }
+  /** A host let this waiting participant in: from now on it is in the call, as after `joined`. */
+  | ({ type: 'admitted' } & CallEntry)
+  /** A host did not let this waiting participant in; the socket closes right after (4005). */
+  | { type: 'denied' }
+  /** A host removed this participant from the call; the socket closes right after (4006). */
+  | { type: 'removed' }
+  /** To hosts: someone started (or, after a drop, resumed) waiting to be let in. */
+  | { type: 'participant-waiting'; peer: PeerInfo }
+  /** To hosts: someone no longer waits (let in, turned away, or gone). */
+  | { type: 'waiting-ended'; peerId: string; outcome: 'admitted' | 'denied' | 'left' }
   | { type: 'ack'; requestId: string }
   | { type: 'invite-created'; requestId: string; url: string }
   | { type: 'left'; requestId: string }
@@ -196,6 +223,13 @@ export function parseClientMessage(raw: string): ParseResult {
       return needsRequestId((id) => ({ type: 'leave', requestId: id }));
     case 'ping':
       return { ok: true, message: { type: 'ping' } };
+    case 'admit':
+    case 'deny':
+    case 'remove': {
+      if (!isId(value.peerId)) return bad(`${value.type} needs \`peerId\`, the id of a participant`);
+      const { type, peerId } = value;
+      return needsRequestId((id) => ({ type, requestId: id, peerId }));
+    }
     default:
       return {
         ok: false,

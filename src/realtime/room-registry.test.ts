@@ -16,12 +16,12 @@ const silentLog = { warn: vi.fn(), debug: vi.fn() } as unknown as FastifyBaseLog
 const clock = manualClock();
 
 function setup(bus: SignalBus = createLocalSignalBus(), log = silentLog) {
-  const registry = createRoomRegistry({ bus, log });
+  const registry = createRoomRegistry({ bus, log, onDecision: () => {} });
   /** A joined session of `roomId` with peer id `peerId`, entered into the registry. */
   const member = (roomId: number, peerId: string) => {
     const connection = recordingConnection();
     const session = createSession(connection, clock);
-    session.participant = { token: `token-${peerId}`, peerId, roomId, role: 'guest', name: peerId };
+    session.participant = { token: `token-${peerId}`, peerId, roomId, role: 'guest', name: peerId, admission: 'admitted' };
     session.state = 'joined';
     registry.enter(roomId, session, settings);
     return { session, connection };
@@ -111,7 +111,7 @@ describe('room registry', () => {
     const { registry, member } = setup();
     member(1, 'a');
     const late = createSession(recordingConnection(), clock);
-    late.participant = { token: 't', peerId: 'b', roomId: 1, role: 'guest', name: 'b' };
+    late.participant = { token: 't', peerId: 'b', roomId: 1, role: 'guest', name: 'b', admission: 'admitted' };
     registry.enter(1, late, { ...settings, chat: false });
     expect(registry.get(1)?.settings.chat).toBe(false);
   });

@@ -2,8 +2,12 @@
 // the room's settings as this node last read them, and the room's channel on
 // the SignalBus. Participants reach each other only through that channel, so
 // a participant on another node is reached the same way as one on this node.
+//
+// A participant waiting to be let in (DESIGN §7) is in its room's sessions
+// too, so that a host's decision finds it on whichever node it is, but it is
+// given nothing else of the call.
 import type { FastifyBaseLogger } from 'fastify';
-import type { SignalBus, SignalEnvelope } from './buses/signal-bus.js';
+import type { HostDecision, SignalBus, SignalEnvelope } from './buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
 import type { RoomSettings } from './protocol.js';
 import { endSession, type Session } from './session.js';
@@ -14,20 +18,39 @@ export interface LocalRoom {
   unsubscribe: () => void;
 }
 
-export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyBaseLogger }) {
+export interface RoomRegistryOptions {
+  bus: SignalBus;
+  log: FastifyBaseLogger;
+  /** A host decided about a participant connected here (handlers/host-controls.ts acts on it). */
+  onDecision(session: Session, decision: HostDecision['decision']): void;
+}
+
+export interface PublishOptions {
+  /** When the bus cannot take the message, still hand it to this node's sessions (default true). */
+  localFallback?: boolean;
+  /** Only participants of this role get it. */
+  toRole?: 'host';
+}
+
+export function createRoomRegistry({ bus, log, onDecision }: RoomRegistryOptions) {
   const rooms = new Map<number, LocalRoom>();
 
   /** What arrived on a room's channel, handed to this node's sessions it is meant for. */
   function deliver(roomId: number, envelope: SignalEnvelope) {
     const room = rooms.get(roomId);
     if (!room) return;
+    const { message } = envelope;
     for (const session of room.sessions) {
-      if (session.id === envelope.fromSession || session.state !== 'joined' || !session.participant) continue;
-      if (envelope.to !== null && envelope.to !== session.participant.peerId) continue;
-      if (envelope.message.type === 'session-replaced') {
+      const participant = session.participant;
+      if (session.id === envelope.fromSession || !participant || (session.state !== 'joined' && session.state !== 'waiting')) continue;
+      if (envelope.to !== null && envelope.to !== participant.peerId) continue;
+      if (envelope.toRole && envelope.toRole !== participant.role) continue;
+      if (message.type === 'session-replaced') {
         endSession(session, CloseCode.replaced, 'resumed on another connection', registry);
-      } else {
-        session.connection.send(envelope.message);
+      } else if (message.type === 'host-decision') {
+        onDecision(session, message.decision);
+      } else if (session.state === 'joined') {
+        session.connection.send(message);
       }
     }
   }
@@ -69,10 +92,10 @@ export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyB
      * still get it unless `localFallback` is false: a call whose participants
      * are all on this node goes on (docs/deploy.md, "What happens when…").
      */
-    async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true } = {}): Promise<boolean> {
+    async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true, toRole }: PublishOptions = {}): Promise<boolean> {
       if (!session.participant) return false;
       const roomId = session.participant.roomId;
-      const envelope: SignalEnvelope = { fromSession: session.id, to, message };
+      const envelope: SignalEnvelope = { fromSession: session.id, to, message, ...(toRole ? { toRole } : {}) };
       try {
         await bus.publish(roomId, envelope);
         return true;
@@ -86,14 +109,17 @@ export function createRoomRegistry({ bus, log }: { bus: SignalBus; log: FastifyB
     /**
      * After the path between nodes came back: everyone joined here announces
      * themselves to their room again, so that people who joined on other
-     * nodes while it was down find each other (docs/deploy.md, "What happens when…").
+     * nodes while it was down find each other, and everyone waiting here is
+     * listed again to the hosts (docs/deploy.md, "What happens when…").
      */
     announceAll(): void {
       for (const room of rooms.values()) {
         for (const session of room.sessions) {
           const participant = session.participant;
-          if (session.state !== 'joined' || !participant) continue;
-          void registry.publish(session, null, { type: 'peer-present', peer: { id: participant.peerId, name: participant.name, role: participant.role } });
+          if (!participant) continue;
+          const peer = { id: participant.peerId, name: participant.name, role: participant.role };
+          if (session.state === 'joined') void registry.publish(session, null, { type: 'peer-present', peer });
+          if (session.state === 'waiting') void registry.publish(session, null, { type: 'participant-waiting', peer }, { toRole: 'host' });
         }
       }
     },

@@ -12,8 +12,11 @@ export interface Connection {
   close(code: number, reason: string): void;
 }
 
-/** new → joining → joined, and gone from any of them (left, ejected, dropped, replaced). */
-export type SessionState = 'new' | 'joining' | 'joined' | 'gone';
+/**
+ * new → joining → joined, or joining → waiting → joined when a host lets it in
+ * (DESIGN §7), and gone from any of them (left, ejected, dropped, replaced, turned away).
+ */
+export type SessionState = 'new' | 'joining' | 'waiting' | 'joined' | 'gone';
 
 export interface Session {
   id: string;

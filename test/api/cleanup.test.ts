@@ -132,6 +132,7 @@ describe('cleanup.run', () => {
       enable_audio_indicator: true,
       scheduled_at: base,
       meeting_duration: 30,
+      enable_waiting_room: false,
       return_url: 'https://example.com/left',
       host_return_url: null,
       permanent: false,

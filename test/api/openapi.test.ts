@@ -78,7 +78,7 @@ describe('/api/openapi.json', () => {
   it('the create body requires name, meeting_duration and scheduled_at and lists the optional fields', () => {
     const schema = doc.paths['/api/rooms']!.post!.requestBody!.content['application/json']!.schema;
     expect(schema.required?.sort()).toEqual(['meeting_duration', 'name', 'scheduled_at']);
-    for (const field of ['return_url', 'host_return_url', 'host_display_name', 'guest_display_name', 'enable_chat', 'enable_screenshare', 'enable_invites', 'enable_audio_indicator', 'additional_guest_count', 'permanent', 'doctor_id']) {
+    for (const field of ['return_url', 'host_return_url', 'host_display_name', 'guest_display_name', 'enable_chat', 'enable_screenshare', 'enable_invites', 'enable_audio_indicator', 'enable_waiting_room', 'locale', 'additional_guest_count', 'permanent', 'doctor_id']) {
       expect(schema.properties, field).toHaveProperty(field);
     }
   });

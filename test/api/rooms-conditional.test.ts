@@ -48,6 +48,12 @@ describe('ETag', () => {
     await sql`update rooms set status = 'started', started_at = now() where token = ${token}`.execute(db);
     expect((await get(token)).headers.etag).not.toBe(etag);
   });
+
+  it('changes with the waiting room setting alone (a column of the representation added later)', async () => {
+    const { token, etag } = await newRoom();
+    await sql`update rooms set enable_waiting_room = true where token = ${token}`.execute(ctx.services.database.db);
+    expect((await get(token)).headers.etag).not.toBe(etag);
+  });
 });
 
 describe('If-Match', () => {

@@ -26,6 +26,7 @@ describe('POST /api/rooms', () => {
       enable_screenshare: true,
       enable_invites: true,
       enable_audio_indicator: true,
+      enable_waiting_room: false,
       permanent: false,
       expected_guest_count: 1,
       meeting_duration: 30,
@@ -33,6 +34,7 @@ describe('POST /api/rooms', () => {
       host_display_name: null,
       guest_display_name: null,
       current_participants: [],
+      waiting_participants: [],
       return_url: 'http://parley.test/left',
       created_at: '2026-03-10T12:00:00.000Z',
       updated_at: '2026-03-10T12:00:00.000Z',
@@ -40,7 +42,7 @@ describe('POST /api/rooms', () => {
     expect(room.host_join_url).toBe(`http://parley.test/join/${room.access_token}`);
     expect(room.guest_join_url).toBe(`http://parley.test/join/${room.guest_token}`);
     expect(new Set([room.token, room.access_token, room.guest_token]).size).toBe(3);
-    for (const field of ['started_at', 'ended_at', 'closed_at', 'host_return_url', 'additional_access_tokens', 'doctor_id']) {
+    for (const field of ['started_at', 'ended_at', 'closed_at', 'host_return_url', 'additional_access_tokens', 'doctor_id', 'locale']) {
       expect(room).not.toHaveProperty(field);
     }
 
@@ -62,6 +64,8 @@ describe('POST /api/rooms', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
+      locale: 'ar',
       permanent: false,
       additional_guest_count: 0,
     });
@@ -78,6 +82,8 @@ describe('POST /api/rooms', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
+      locale: 'ar',
       permanent: false,
       expected_guest_count: 1,
     });

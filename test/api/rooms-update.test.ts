@@ -52,7 +52,10 @@ describe('PUT /api/rooms/{token}', () => {
       enable_screenshare: false,
       enable_invites: false,
       enable_audio_indicator: false,
+      enable_waiting_room: true,
+      locale: 'fr',
     });
+    expect(room).toMatchObject({ enable_waiting_room: true, locale: 'fr' });
     const res = await put(room.token, roomBody());
     expect(res.statusCode).toBe(200);
     const updated = res.json();
@@ -64,9 +67,11 @@ describe('PUT /api/rooms/{token}', () => {
       enable_screenshare: true,
       enable_invites: true,
       enable_audio_indicator: true,
+      enable_waiting_room: false,
       permanent: false,
     });
     expect(updated).not.toHaveProperty('host_return_url');
+    expect(updated).not.toHaveProperty('locale');
   });
 
   it('needs the same required fields as create', async () => {

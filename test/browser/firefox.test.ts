@@ -60,7 +60,8 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     expect(await host.locator('figcaption').allTextContents()).toContain('Fox');
     expect((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants).toHaveLength(2);
 
-    // Chat both ways, as text.
+    // Chat both ways, as text (a narrow window shows the chat behind its button).
+    if (!(await guest.$(testId('chat-input')))) await clickTestId(guest, 'chat-button');
     await host.getByTestId('chat-input').fill('Hello <i>there</i>');
     await host.getByTestId('chat-send').click();
     await expect.poll(() => texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>']);
@@ -104,5 +105,25 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     await expect.poll(() => host.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=host`);
     // Both left: the room ends (ROOM_END_GRACE_SECONDS=1 in startWorld).
     await expect.poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 }).toBe('ended');
+  });
+
+  it('the waiting room in Firefox: a Firefox guest waits, a Firefox host lets it in, and the call works', async () => {
+    const room = await world.createRoom({ enable_waiting_room: true });
+    const host = await firefoxPage();
+    const guest = await firefoxPage();
+    await joinFirefox(host, room.host_join_url, 'Host Fox');
+    await guest.goto(room.guest_join_url);
+    await fillTestId(guest, 'name-input', 'Waiting Fox');
+    await clickTestId(guest, 'join-button');
+    await guest.waitForSelector(testId('waiting-room'));
+    expect(await count(guest, 'remote-video')).toBe(0);
+
+    await host.waitForSelector(testId('waiting-participant'));
+    expect(await texts(host, 'waiting-participant')).toEqual(['Waiting Fox']);
+    await clickTestId(host, 'admit-button');
+    await guest.waitForSelector(testId('waiting-room'), { hidden: true });
+    await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+    expect(await count(host, 'waiting-participant')).toBe(0);
+    expect((await world.api('GET', `/api/rooms/${room.token}`)).json).toMatchObject({ waiting_participants: [], current_participants: [expect.any(String), expect.any(String)] });
   });
 });

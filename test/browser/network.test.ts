@@ -3,7 +3,7 @@
 // one fresh call per scenario. Each scenario prints its figure (fps, recovery
 // time) with console.log so that runs can be compared.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { text } from '../../web/src/in-call/strings.js';
+import { en } from '../../src/i18n/en.js';
 import { watchBanner } from '../helpers/browser.js';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
@@ -90,7 +90,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     // Opus sends 50 packets/s: the voice must get through where a 30 fps picture cannot.
     for (const side of [g, h]) expect(side.audioPps).toBeGreaterThanOrEqual(30);
     // The person on the thin link is told why the picture suffers; the other sees it on the tile.
-    await guest.getByText(text.weakLink).waitFor({ timeout: 10_000 });
+    await guest.getByText(en['connection.weakLink']).waitFor({ timeout: 10_000 });
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
     // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
     expect(await bannerShown()).toBe(false);

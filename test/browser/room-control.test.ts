@@ -26,7 +26,7 @@ describe('room settings in the browser', () => {
     // The join screen always shows the microphone level.
     await host.getByTestId('audio-indicator').waitFor();
     await join(host, room.host_join_url, 'Dr. Small');
-    for (const id of ['chat-input', 'chat-send', 'screenshare-button', 'invite-button', 'call-audio-indicator']) {
+    for (const id of ['chat-button', 'chat-input', 'chat-send', 'screenshare-button', 'invite-button', 'call-audio-indicator']) {
       expect(await host.getByTestId(id).count(), id).toBe(0);
     }
     for (const id of ['mute-button', 'camera-button', 'leave-button', 'local-video']) expect(await host.getByTestId(id).count(), id).toBe(1);
@@ -35,7 +35,10 @@ describe('room settings in the browser', () => {
 
     const res = await world.api('PUT', `/api/rooms/${room.token}`, settingsBody(room, { enable_chat: true, enable_invites: true, enable_audio_indicator: true, enable_screenshare: false }));
     expect(res.status).toBe(200);
-    await host.getByTestId('chat-input').waitFor({ timeout: 5000 });
+    // On a phone the chat is a panel behind its button.
+    await host.getByTestId('chat-button').waitFor({ timeout: 5000 });
+    await host.getByTestId('chat-button').click();
+    await host.getByTestId('chat-input').waitFor();
     await host.getByTestId('invite-button').waitFor();
     expect(await host.getByTestId('call-audio-indicator').count()).toBe(1);
     expect(await host.getByTestId('screenshare-button').count()).toBe(0);

@@ -188,4 +188,36 @@ describe('two nodes, one call', () => {
       .toMatchObject({ status: 'ended', current_participants: [] });
     expect((await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.ended_at).toBeDefined();
   }, 60_000);
+
+  it("lets a guest waiting on node B into the host's call on node A, and removes it from there", async () => {
+    for (const id of ['node-a', 'node-b'] as const) {
+      const node = nodes.get(id)!;
+      if (node.child.exitCode !== null || node.child.signalCode !== null) await start(id);
+    }
+    const a = nodes.get('node-a')!;
+    const b = nodes.get('node-b')!;
+    const room = (await api(a.url, 'POST', '/api/rooms', { name: 'Waiting across', meeting_duration: 30, scheduled_at: new Date().toISOString(), enable_waiting_room: true })).json;
+    const host = await participant();
+    const guest = await participant();
+    await join(host, `${a.url}/join/${room.access_token}`, 'Dr. A');
+    await guest.goto(`${b.url}/join/${room.guest_token}`);
+    await guest.getByTestId('name-input').fill('Patient B');
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('waiting-room').waitFor();
+    // The host on A hears of the guest waiting on B, and node A's API lists it as waiting.
+    await host.getByTestId('waiting-participant').waitFor({ timeout: 10_000 });
+    expect(await host.getByTestId('waiting-participant').textContent()).toBe('Patient B');
+    expect((await api(a.url, 'GET', `/api/rooms/${room.token}`)).json.waiting_participants).toHaveLength(1);
+
+    await host.getByTestId('admit-button').click();
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    expect([...(await placement(room.token)).values()].sort()).toEqual(['node-a', 'node-b']);
+    await chatArrives(guest, host, 'let in across nodes');
+
+    await host.getByTestId('remove-button').click();
+    await guest.getByTestId('removed').waitFor({ timeout: 10_000 });
+    await expect.poll(async () => [...(await placement(room.token)).values()]).toEqual(['node-a']);
+    expect((await api(b.url, 'GET', `/api/rooms/${room.token}`)).json).toMatchObject({ waiting_participants: [], current_participants: [expect.any(String)] });
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  }, 90_000);
 });

@@ -33,7 +33,7 @@ export interface GuestNetwork {
   /** Caps both directions to `kbit` kbit/s (tbf on each end's egress). */
   cap(kbit: number): void;
   uncap(): void;
-  /** Drops `percent` % of UDP packets in both directions at random; 0 removes the rule. */
+  /** Drops `percent` % of UDP packets in both directions at random (100: all UDP, a network that blocks it); 0 removes the rule. */
   loss(percent: number): void;
   /** An executable that starts /usr/bin/chromium inside the namespace, for playwright's executablePath. */
   chromiumWrapper(): string;
@@ -174,8 +174,9 @@ export function createGuestNetwork(name?: string): GuestNetwork {
       quietly(() => run('nft', 'delete', 'table', 'inet', lossTable));
       if (percent <= 0) return;
       // `counter`: `nft list ruleset` then shows how many packets were dropped.
+      const share = percent >= 100 ? '' : `numgen random mod 100 < ${Math.round(percent)} `;
       const lossRules = (match: string) =>
-        `table inet ${lossTable} {\n chain out {\n  type filter hook output priority 0;\n  ${match}meta l4proto udp numgen random mod 100 < ${Math.round(percent)} counter drop\n }\n}\n`;
+        `table inet ${lossTable} {\n chain out {\n  type filter hook output priority 0;\n  ${match}meta l4proto udp ${share}counter drop\n }\n}\n`;
       // Guest to host: everything the namespace sends leaves through its veth.
       nftScript(ns, lossRules(''));
       // Host to guest: only what the root namespace sends out of this veth (the host's browser, the server).

@@ -115,6 +115,9 @@ export const DOCUMENTED_ERROR_CODES = [
   'invites-disabled',
   'forbidden',
   'rate-limited',
+  'not-admitted',
+  'removed',
+  'denied',
 ] as const;
 
 /** Why a server message is not a well-formed error, or null when it is one. */

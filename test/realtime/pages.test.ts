@@ -2,6 +2,8 @@
 // the name pre-fill, feedback submission, the front end's files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
+import { en } from '../../src/i18n/en.js';
+import { CATALOGUES } from '../../src/i18n/catalogues/index.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 // A build with one script and one stylesheet, as Vite would make it.
@@ -49,6 +51,9 @@ describe('GET /join/{token}', () => {
       role: 'guest',
       displayName: 'Pat',
       settings: { chat: false, screenshare: true, invites: true, audioIndicator: true },
+      lang: 'en',
+      dir: 'ltr',
+      catalogue: en,
     });
   });
 
@@ -140,3 +145,42 @@ describe('other pages and files', () => {
     }
   });
 });
+
+describe('the language of the pages', () => {
+  const htmlAttributes = (html: string) => /<html lang="([a-z]+)" dir="(ltr|rtl)">/.exec(html)?.slice(1);
+  const withLanguage = (url: string, acceptLanguage?: string) =>
+    server.app.inject({ method: 'GET', url, headers: acceptLanguage ? { 'accept-language': acceptLanguage } : {} });
+
+  it('is chosen by ?lang=, then the room\u2019s locale, then Accept-Language, then English; and only that catalogue is sent', async () => {
+    const plain = await server.createRoom();
+    const german = await server.createRoom({ locale: 'de' });
+    const cases: [string, string | undefined, string, string][] = [
+      [`/join/${plain.guest_token}`, undefined, 'en', 'ltr'],
+      [`/join/${plain.guest_token}`, 'ar-EG,ar;q=0.9,en;q=0.5', 'ar', 'rtl'],
+      [`/join/${german.guest_token}`, 'ar', 'de', 'ltr'],
+      [`/join/${german.guest_token}?lang=fr`, 'ar', 'fr', 'ltr'],
+      [`/join/${german.guest_token}?lang=xx`, 'ar', 'de', 'ltr'],
+    ];
+    for (const [url, acceptLanguage, lang, dir] of cases) {
+      const res = await withLanguage(url, acceptLanguage);
+      expect(htmlAttributes(res.body), url).toEqual([lang, dir]);
+      const data = dataOf(res.body);
+      expect({ lang: data.lang, dir: data.dir }).toEqual({ lang, dir });
+      expect(data.catalogue).toEqual(CATALOGUES[lang as keyof typeof CATALOGUES]);
+    }
+  });
+
+  it('also applies to the pages the server renders: unknown link, closed room, after the call', async () => {
+    const room = await server.createRoom({ locale: 'ar' });
+    expect((await server.api('POST', `/api/rooms/${room.token}/close`)).statusCode).toBe(204);
+    const closed = await withLanguage(`/join/${room.guest_token}`);
+    expect(htmlAttributes(closed.body)).toEqual(['ar', 'rtl']);
+    expect(closed.body).toContain(CATALOGUES.ar['page.closed.title']);
+    const unknown = await withLanguage(`/join/${'Z'.repeat(43)}?lang=pl`);
+    expect(unknown.statusCode).toBe(404);
+    expect(htmlAttributes(unknown.body)).toEqual(['pl', 'ltr']);
+    expect(unknown.body).toContain(CATALOGUES.pl['page.notFound.title']);
+    expect(htmlAttributes((await withLanguage('/left', 'tr-TR')).body)).toEqual(['tr', 'ltr']);
+  });
+});
+

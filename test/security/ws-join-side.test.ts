@@ -175,6 +175,43 @@ describe('a guest cannot act as host', () => {
     }
   });
 
+  it('host controls (admit, deny, remove) are refused to every kind of guest; a host cannot reach into another room', async () => {
+    const room = await server.createRoom({ additional_guest_count: 1 });
+    const { host, h, g } = await joinedPair(server, {});
+    const ownHost = await server.connect();
+    const oh = await ownHost.join(room.access_token, 'Host');
+    const invite = (await ownHost.request({ type: 'invite-create' })) as { url: string };
+    for (const link of [room.guest_token, room.additional_access_tokens[0].token, invite.url.split('/').pop()!]) {
+      const guest = await server.connect();
+      await guest.join(link, 'Guest');
+      for (const type of ['admit', 'deny', 'remove'] as const) {
+        expect(await guest.request({ type, peerId: oh.self.id })).toMatchObject({ type: 'error', code: 'forbidden' });
+      }
+    }
+    // The host of this room names the participants of another room: nobody there is touched.
+    const mark = host.received.length;
+    for (const type of ['admit', 'deny', 'remove'] as const) {
+      for (const peerId of [h.self.id, g.self.id]) expect(await ownHost.request({ type, peerId })).toMatchObject({ type: 'error', code: 'not-found' });
+    }
+    await sleep(200);
+    expect(since(host, mark)).toEqual([]);
+  });
+
+  it('in a room with a waiting room every guest link waits, the host link never does', async () => {
+    const room = await server.createRoom({ additional_guest_count: 1, enable_waiting_room: true });
+    const host = await server.connect();
+    expect((await host.join(room.access_token, 'Host')).type).toBe('joined');
+    const invite = (await host.request({ type: 'invite-create' })) as { url: string };
+    for (const link of [room.guest_token, room.additional_access_tokens[0].token, invite.url.split('/').pop()!]) {
+      const guest = await server.connect();
+      expect(await guest.request({ type: 'join', joinToken: link, displayName: 'Guest' })).toMatchObject({ type: 'waiting' });
+    }
+    // A second tab of the host link, after all of them: straight into the call, and shown the three.
+    const secondTab = await server.connect();
+    const joined = await secondTab.join(room.access_token, 'Host');
+    expect(joined.waiting).toHaveLength(3);
+  });
+
   it('a guest link with the host\u2019s participant token does not resume the host', async () => {
     const { room, host, h } = await joinedPair(server);
     const mark = host.received.length;

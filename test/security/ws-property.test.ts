@@ -4,7 +4,9 @@
 // request exactly once in the documented error shape (never `unavailable`,
 // the signaling 500), relays only well-formed payloads, and nothing reaches
 // another room: an observer and a victim in room B hear nothing, and the
-// victim's leaked participant token does not move it into room A.
+// victim's leaked participant token does not move it into room A. One room
+// A has a waiting room: a fuzzer through its guest link waits, and the host
+// controls (admit, deny, remove) are fuzzed from hosts and guests alike.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../../src/realtime/protocol.js';
@@ -21,7 +23,7 @@ interface Member {
 
 interface TargetRoom {
   room: Record<string, any>;
-  /** Stays in the room the whole run: receives what the fuzzing client relays. */
+  /** Stays in the room the whole run: receives what the fuzzing client relays. A host, so that a fuzzing host cannot remove it. */
   partner: Member;
 }
 
@@ -40,9 +42,9 @@ async function member(joinToken: string, name: string): Promise<Member> {
 beforeAll(async () => {
   server = await startRealtimeServer();
   rooms = [];
-  for (const settings of [{}, { enable_chat: false, enable_screenshare: false, enable_invites: false }]) {
+  for (const settings of [{}, { enable_chat: false, enable_screenshare: false, enable_invites: false }, { enable_waiting_room: true }]) {
     const room = await server.createRoom({ name: 'Room A', ...settings });
-    rooms.push({ room, partner: await member(room.guest_token, 'Partner') });
+    rooms.push({ room, partner: await member(room.access_token, 'Partner') });
   }
   const roomB = await server.createRoom({ name: 'Room B' });
   observer = await member(roomB.guest_token, 'Observer');
@@ -116,6 +118,7 @@ const messageArb = (t: TargetRoom): fc.Arbitrary<Record<string, unknown>> =>
     fc.record({ type: fc.constant('media-state'), audio: fc.oneof(fc.boolean(), nastyJson), video: fc.oneof(fc.boolean(), nastyJson) }),
     fc.record({ type: fc.constant('screenshare-start'), streamId: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constant('s'.repeat(129)), nastyJson) }),
     fc.constantFrom({ type: 'screenshare-stop' }, { type: 'invite-create' }, { type: 'leave' }),
+    fc.record({ type: fc.constantFrom('admit', 'deny', 'remove'), peerId: peerIdArb(t) }),
     fc.record({ type: nastyJson }),
     fc.dictionary(nastyString, nastyJson, { maxKeys: 3 }),
   );
@@ -161,7 +164,10 @@ const frameArb = (t: TargetRoom): fc.Arbitrary<Frame> =>
 // ---- the oracle ----
 
 const REQUEST_REPLIES: Record<string, string[]> = {
-  join: ['joined'],
+  join: ['joined', 'waiting'],
+  admit: ['ack'],
+  deny: ['ack'],
+  remove: ['ack'],
   chat: ['ack'],
   'screenshare-start': ['ack'],
   'invite-create': ['invite-created'],
@@ -222,7 +228,11 @@ async function runSession(target: TargetRoom, joinAs: 'host' | 'guest' | null, f
   let closed: { code: number } | null = null;
   void client.closed.then((c) => (closed = c));
   try {
-    if (joinAs) await client.join(joinAs === 'host' ? target.room.access_token : target.room.guest_token, 'Fuzzer');
+    if (joinAs) {
+      const reply = await client.request({ type: 'join', joinToken: joinAs === 'host' ? target.room.access_token : target.room.guest_token, displayName: 'Fuzzer' });
+      // Through the guest link of the room with a waiting room, the fuzzer waits: everything of the call is then refused.
+      if (reply.type !== 'joined' && reply.type !== 'waiting') throw new Error(`join failed: ${JSON.stringify(reply)}`);
+    }
     const expectations: Expectation[] = [];
     for (const frame of frames) {
       if (closed) break;

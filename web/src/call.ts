@@ -4,8 +4,10 @@ import type { JoinPageData } from '../../src/http/routes/join.routes.js';
 import './call.css';
 import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
+import { t, useCatalogue } from './i18n.js';
 import { startCall } from './in-call.js';
 import { rememberedName } from './in-call/reconnection.js';
+import { createPrecallCheck } from './precall-check.js';
 import { showPrejoin } from './prejoin.js';
 import { signalingUrl, warmSocket } from './signaling.js';
 
@@ -17,7 +19,7 @@ function message(root: Element, title: string, text: string, testId?: string, ne
       { class: 'card message', ...(testId ? { 'data-testid': testId } : {}) },
       h('h1', { tabindex: -1 }, title),
       h('p', {}, text),
-      next ? h('a', { href: next, class: 'button primary' }, 'Continue') : null,
+      next ? h('a', { href: next, class: 'button primary' }, t('continue')) : null,
     ),
   );
   root.querySelector('h1')?.focus();
@@ -26,10 +28,12 @@ function message(root: Element, title: string, text: string, testId?: string, ne
 async function main() {
   const root = document.getElementById('app')!;
   const data = JSON.parse(document.getElementById('parley-data')!.textContent!) as JoinPageData;
+  useCatalogue(data.lang, data.catalogue);
   const warm = warmSocket(signalingUrl());
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
-  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName });
+  const check = createPrecallCheck({ network: data.network, ping: () => warm.ping() });
+  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName, check });
   startCall({
     root,
     joinToken: data.joinToken,
@@ -37,20 +41,24 @@ async function main() {
     name,
     stream: media.stream,
     socket: warm.take(),
-    onEnd: ({ kind, joined, message: text, code }) => {
-      const returnUrl = joined?.returnUrl;
+    onEnd: ({ kind, joined, returnUrl, message: text, code }) => {
+      const next = returnUrl ?? undefined;
+      if (kind === 'denied') return message(root, t('end.denied.title'), t('end.denied.text'), 'waiting-denied');
+      if (kind === 'removed') return message(root, t('end.removed.title'), t('end.removed.text'), 'removed');
+      // Left the waiting room before being let in: there was no call to rate.
+      if (kind === 'left' && !joined) return message(root, t('end.leftWaiting.title'), t('end.leftWaiting.text'), undefined, next);
       if (kind === 'refused') {
-        if (code === 'room-closed') return message(root, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed');
-        return message(root, 'You could not join', text ?? 'Please try again later.');
+        if (code === 'room-closed') return message(root, t('page.closed.title'), t('page.closed.text'), 'room-closed');
+        return message(root, t('end.refused.title'), text ?? t('end.refused.text'));
       }
-      if (kind === 'replaced') return message(root, 'The call continues in another window', 'You joined this call from another window or device.');
-      if (kind === 'deleted' || !joined || !returnUrl) {
-        return message(root, 'This room no longer exists', 'The organiser removed this room.', 'room-closed', returnUrl);
-      }
+      if (kind === 'replaced') return message(root, t('end.replaced.title'), t('end.replaced.text'));
+      // Closed while waiting to be let in: there was no call to rate either.
+      if (kind === 'closed' && !joined) return message(root, t('page.closed.title'), t('end.closedWhileWaiting.text'), 'room-closed', next);
+      if (kind === 'deleted' || !joined || !returnUrl) return message(root, t('end.deleted.title'), t('end.deleted.text'), 'room-closed', next);
       showFeedback(root, {
         participantToken: joined.participantToken,
         returnUrl,
-        ...(kind === 'closed' ? { notice: 'The organiser closed this room, so the call has ended.' } : {}),
+        ...(kind === 'closed' ? { notice: t('end.closedNotice') } : {}),
       });
     },
   });

@@ -2,26 +2,23 @@
 // comment, or skip; then on to the return URL. One feedback per participant
 // session (the server refuses a second one).
 import { h, show } from './dom.js';
+import { t } from './i18n.js';
 
-const RATINGS = [
-  { value: 'good', label: 'Good' },
-  { value: 'neutral', label: 'Neutral' },
-  { value: 'bad', label: 'Bad' },
-] as const;
+const RATINGS = ['good', 'neutral', 'bad'] as const;
 
 export function showFeedback(root: Element, options: { participantToken: string; returnUrl: string; notice?: string }): void {
   let rating: string | null = null;
   const status = h('p', { class: 'notice', role: 'status' });
-  const buttons = RATINGS.map(({ value, label }) =>
-    h('button', { type: 'button', class: 'rating', 'data-testid': `feedback-${value}`, 'aria-pressed': 'false', onclick: () => choose(value) }, label),
+  const buttons = RATINGS.map((value) =>
+    h('button', { type: 'button', class: 'rating', 'data-testid': `feedback-${value}`, 'aria-pressed': 'false', onclick: () => choose(value) }, t(`feedback.${value}`)),
   );
   const comment = h('textarea', { id: 'feedback-comment', 'data-testid': 'feedback-comment', rows: 3, maxlength: 2000 });
-  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'feedback-submit' }, 'Send feedback');
-  const skip = h('button', { type: 'button', 'data-testid': 'feedback-skip', onclick: () => leave() }, 'Skip');
+  const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'feedback-submit' }, t('feedback.send'));
+  const skip = h('button', { type: 'button', 'data-testid': 'feedback-skip', onclick: () => leave() }, t('feedback.skip'));
 
   function choose(value: string) {
     rating = value;
-    buttons.forEach((b, i) => b.setAttribute('aria-pressed', String(RATINGS[i]!.value === value)));
+    buttons.forEach((b, i) => b.setAttribute('aria-pressed', String(RATINGS[i] === value)));
   }
   function leave() {
     location.assign(options.returnUrl);
@@ -29,7 +26,7 @@ export function showFeedback(root: Element, options: { participantToken: string;
   async function send(event: Event) {
     event.preventDefault();
     if (!rating) {
-      status.textContent = 'Choose Good, Neutral or Bad first, or skip.';
+      status.textContent = t('feedback.chooseFirst');
       buttons[0]!.focus();
       return;
     }
@@ -41,10 +38,10 @@ export function showFeedback(root: Element, options: { participantToken: string;
     }).catch(() => null);
     if (!response || (response.status !== 201 && response.status !== 409)) {
       submit.disabled = false;
-      status.textContent = 'Your feedback could not be sent. Try again, or skip.';
+      status.textContent = t('feedback.failed');
       return;
     }
-    const thanks = h('p', { 'data-testid': 'feedback-thanks', class: 'thanks', tabindex: -1 }, 'Thank you for your feedback.');
+    const thanks = h('p', { 'data-testid': 'feedback-thanks', class: 'thanks', tabindex: -1 }, t('feedback.thanks'));
     show(form, thanks);
     thanks.focus();
     setTimeout(leave, 1200);
@@ -53,10 +50,10 @@ export function showFeedback(root: Element, options: { participantToken: string;
   const form = h(
     'form',
     { class: 'card feedback', onsubmit: (e) => void send(e) },
-    h('h1', { id: 'feedback-title' }, 'How was your call?'),
+    h('h1', { id: 'feedback-title' }, t('feedback.title')),
     options.notice ? h('p', { class: 'notice', role: 'alert' }, options.notice) : null,
     h('div', { role: 'group', 'aria-labelledby': 'feedback-title', class: 'ratings' }, ...buttons),
-    h('label', { for: 'feedback-comment' }, 'Comment (optional)'),
+    h('label', { for: 'feedback-comment' }, t('feedback.comment')),
     comment,
     status,
     h('div', { class: 'actions' }, submit, skip),

@@ -1,25 +1,31 @@
 // The call: puts together the screen (in-call/stage.ts and the tiles), the
 // controls, chat, invites and screen sharing as the room's settings allow
 // (and as they change), the peer connections (mesh.ts) and staying in the
-// call across dropped connections (in-call/reconnection.ts), down to the
-// way out: leave, ejection when the room closes, being opened elsewhere.
+// call across dropped connections (in-call/reconnection.ts), the waiting
+// room and the host's decisions (in-call/waiting-list.ts), down to the way
+// out: leave, ejection when the room closes, being opened elsewhere or
+// turned away by the host.
 import type { RoomSettings, ServerMessage } from '../../src/realtime/protocol.js';
 import { createChat } from './in-call/chat.js';
+import { chime } from './in-call/chime.js';
 import { createConnectionHealth } from './in-call/connection-health.js';
 import { createControls } from './in-call/controls.js';
+import { createDevicesPanel } from './in-call/devices-panel.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
+import { createLocalMedia } from './in-call/local-media.js';
 import { createLocalTile } from './in-call/local-tile.js';
 import { watchMediaFlow } from './in-call/media-watch.js';
 import { watchQuality } from './in-call/quality.js';
-import { connectCall, type Joined } from './in-call/reconnection.js';
+import { connectCall, type EndKind as ConnectionEnd, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
 import { createScreenShare } from './in-call/screen-share.js';
 import { createStage } from './in-call/stage.js';
-import { text } from './in-call/strings.js';
+import { errorText, t } from './i18n.js';
+import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
 import { Mesh } from './mesh.js';
 
-type EndKind = 'left' | 'closed' | 'deleted' | 'replaced' | 'refused';
+type EndKind = 'left' | ConnectionEnd;
 
 export interface CallOptions {
   root: Element;
@@ -29,31 +35,46 @@ export interface CallOptions {
   stream: MediaStream;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
-  /** The call is over for this participant: what to show next. */
-  onEnd(end: { kind: EndKind; joined: Joined | null; message?: string; code?: string }): void;
+  /** The call (or the wait) is over for this participant: what to show next. */
+  onEnd(end: { kind: EndKind; joined: Joined | null; returnUrl: string | null; message?: string; code?: string }): void;
 }
 
 export function startCall(options: CallOptions): void {
   const { stream } = options;
   let settings: RoomSettings = { chat: false, screenshare: false, invites: false, audioIndicator: false };
   let ended = false;
+  /** Waiting for a host to let this participant in: the screen is the waiting room. */
+  let waiting = false;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
 
   const stage = createStage(options.root, options.roomName);
   const self = createLocalTile(stage, options.name, stream);
+  /** Which side panel is open: the chat (open from the start on a wide screen), the devices, or none. */
+  let panel: 'chat' | 'devices' | null = window.matchMedia('(min-width: 60rem)').matches ? 'chat' : null;
+  let unread = 0;
   const controls = createControls({
     toggleAudio,
     toggleVideo,
+    switchCamera: () => void localMedia.switchCamera().then(render),
     toggleScreen: () => void screenShare.toggle(),
     invite: () => void invite(),
+    toggleChat: () => openPanel(panel === 'chat' ? null : 'chat'),
+    toggleDevices: () => openPanel(panel === 'devices' ? null : 'devices'),
+    toggleFullscreen: () => void (document.fullscreenElement ? document.exitFullscreen() : document.documentElement.requestFullscreen()).catch(() => {}),
     leave: () => void leave(),
   });
+  document.addEventListener('fullscreenchange', render);
   const invitePanel = createInvitePanel(stage.say);
+  const devicesPanel = createDevicesPanel({
+    camera: (id) => void localMedia.useCamera(id),
+    microphone: (id) => void localMedia.useMicrophone(id),
+    speaker: (id) => localMedia.useSpeaker(id),
+  });
   const chat = createChat(async (message, messageId) => {
     const reply = await signaling.request({ type: 'chat', text: message, messageId });
     // Not sent for want of a path between the nodes: the line itself says so and offers Retry; other refusals say why.
-    if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(reply.message);
+    if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(errorText(reply.code));
     return reply.type === 'ack';
   });
 
@@ -62,9 +83,16 @@ export function startCall(options: CallOptions): void {
     displayName: options.name,
     socket: options.socket,
     onDown: () => health.lost(),
-    onJoinDelayed: () => stage.say(text.joinDelayed),
+    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
     onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
+    onWaiting: (entry) => {
+      waiting = true;
+      stage.setWaiting(true);
+      self.setName(entry.self.name);
+      health.rejoined();
+      render();
+    },
     onMessage: (message) => void onMessage(message),
     onEnd: finish,
   });
@@ -79,12 +107,33 @@ export function startCall(options: CallOptions): void {
     },
   });
   mesh.addTracks(stream);
+  const localMedia = createLocalMedia(stream, {
+    mesh,
+    onTrackChanged: (kind) => {
+      if (kind === 'audio') self.rebindMeter();
+      void devicesPanel.refresh(localMedia.current());
+    },
+    onSpeaker: (id) => peers.setSpeaker(id),
+  });
+  void localMedia.refresh().then(render);
 
   const peers = createRemotePeers({
     addTile: stage.addTile,
     showsMeters: () => settings.audioIndicator,
     onRemove: (peerId) => mesh.remove(peerId),
+    canRemove: (info) => isHost() && info.role === 'guest',
+    requestRemove: (info) => void removePeer(info.id, info.name),
   });
+
+  const waitingList = createWaitingList({
+    decide: async (peerId, decision) => {
+      const reply = await signaling.request({ type: decision, peerId });
+      return reply.type === 'error' ? errorText(reply.code) : null;
+    },
+    say: stage.say,
+    chime,
+  });
+  stage.showWaitingList(waitingList.panel);
 
   const health = createConnectionHealth({
     setBanner: stage.setReconnecting,
@@ -117,27 +166,50 @@ export function startCall(options: CallOptions): void {
     onSharing: controls.setSharing,
   });
 
+  function isHost() {
+    return connection.joined()?.self.role === 'host';
+  }
+
   function render() {
-    const canShare = settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
-    const canInvite = settings.invites && connection.joined()?.self.role === 'host';
+    // Someone waiting has only their own camera and microphone, and their own level meter to check them.
+    const canShare = !waiting && settings.screenshare && typeof navigator.mediaDevices?.getDisplayMedia === 'function';
+    const canInvite = !waiting && settings.invites && isHost();
+    const canChat = !waiting && settings.chat;
+    // The chosen panel stays chosen while the room has no chat (or the participant waits), and shows once it has.
+    const shown = panel === 'chat' && !canChat ? null : panel;
     stage.showControls(
       ...controls.render({
         audioOn,
         videoOn,
         hasAudio: stream.getAudioTracks().length > 0,
         hasVideo: stream.getVideoTracks().length > 0,
+        canSwitchCamera: localMedia.canSwitchCamera(),
         canShare,
         canInvite,
+        canChat,
+        chatOpen: shown === 'chat',
+        devicesOpen: shown === 'devices',
+        fullscreen: document.fullscreenElement !== null,
       }),
     );
-    stage.showSide(...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []), ...(settings.chat ? [chat.panel] : []));
-    self.showMeter(settings.audioIndicator);
+    // The invite link stays in view once made; chat or devices as chosen.
+    stage.showSide(
+      ...(canInvite && invitePanel.hasLink() ? [invitePanel.panel] : []),
+      ...(shown === 'chat' ? [chat.panel] : shown === 'devices' ? [devicesPanel.panel] : []),
+    );
+    stage.setSideOpen(shown !== null || (canInvite && invitePanel.hasLink()));
+    self.showMeter(waiting || settings.audioIndicator);
     peers.showMeters(settings.audioIndicator);
   }
 
   async function onJoined(joined: Joined) {
     settings = joined.settings;
-    stage.say(joined.resumed ? text.reconnected : '');
+    if (waiting) {
+      waiting = false;
+      stage.setWaiting(false);
+    }
+    stage.say(joined.resumed ? t('connection.reconnected') : '');
+    waitingList.set(joined.waiting);
     self.setName(joined.self.name);
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
     if (joined.resumed && mesh.selfId === joined.self.id) {
@@ -159,7 +231,7 @@ export function startCall(options: CallOptions): void {
       }
     }
     health.rejoined();
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     await screenShare.announceAgain();
     render();
   }
@@ -197,7 +269,9 @@ export function startCall(options: CallOptions): void {
       case 'signal':
         return mesh.signal(message.from, message.data);
       case 'chat':
-        return chat.append(message);
+        chat.append(message);
+        if (panel !== 'chat' || !settings.chat) controls.setUnread(++unread);
+        return;
       case 'media-state':
         return peers.mediaState(message.from, message.audio, message.video);
       case 'screenshare-started':
@@ -208,16 +282,43 @@ export function startCall(options: CallOptions): void {
         if (!settings.screenshare) screenShare.stop(false);
         render();
         return;
+      case 'participant-waiting':
+        return waitingList.add(message.peer);
+      case 'waiting-ended':
+        return waitingList.remove(message.peerId);
       case 'error':
-        stage.say(message.message);
+        stage.say(errorText(message.code));
         return;
     }
+  }
+
+  function openPanel(next: 'chat' | 'devices' | null) {
+    panel = next;
+    if (panel === 'chat') {
+      unread = 0;
+      controls.setUnread(0);
+    }
+    if (panel === 'devices') void devicesPanel.refresh(localMedia.current());
+    render();
+    if (panel === 'chat') document.getElementById('chat-input')?.focus();
+  }
+
+  async function removePeer(peerId: string, name: string) {
+    const reply = await signaling.request({ type: 'remove', peerId });
+    if (reply.type === 'error') return stage.say(errorText(reply.code));
+    peers.remove(peerId);
+    stage.say(t('host.removed', { name: name }));
+  }
+
+  /** What the others are told of this participant's media; nobody is told while it waits. */
+  function announceMedia() {
+    if (!waiting) signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
   }
 
   function toggleAudio() {
     audioOn = !audioOn;
     for (const t of stream.getAudioTracks()) t.enabled = audioOn;
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     render();
   }
 
@@ -225,7 +326,7 @@ export function startCall(options: CallOptions): void {
     videoOn = !videoOn;
     for (const t of stream.getVideoTracks()) t.enabled = videoOn;
     self.setCameraOff(!videoOn);
-    signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+    announceMedia();
     render();
   }
 
@@ -234,7 +335,7 @@ export function startCall(options: CallOptions): void {
     const reply = await signaling.request({ type: 'invite-create' });
     controls.setInviteBusy(false);
     if (reply.type !== 'invite-created') {
-      stage.say(reply.type === 'error' ? reply.message : text.inviteFailed);
+      stage.say(reply.type === 'error' ? errorText(reply.code) : t('invite.failed'));
       return;
     }
     invitePanel.show(reply.url);
@@ -256,6 +357,7 @@ export function startCall(options: CallOptions): void {
     stopQuality();
     mediaWatch.stop();
     health.stop();
+    document.removeEventListener('fullscreenchange', render);
     window.removeEventListener('online', onNetworkChange);
     window.removeEventListener('offline', onNetworkChange);
     networkInfo?.removeEventListener('change', onNetworkChange);
@@ -263,8 +365,10 @@ export function startCall(options: CallOptions): void {
     stopStream(stream);
     self.stop();
     peers.stopMeters();
-    if (kind !== 'replaced') connection.forget();
-    options.onEnd({ kind, joined: connection.joined(), ...(message ? { message } : {}), ...(code ? { code } : {}) });
+    waitingList.stop();
+    // Kept when turned away: a reload sends the token again and is refused as itself, not let in as someone new.
+    if (kind !== 'replaced' && kind !== 'denied' && kind !== 'removed') connection.forget();
+    options.onEnd({ kind, joined: connection.joined(), returnUrl: connection.returnUrl(), ...(message ? { message } : {}), ...(code ? { code } : {}) });
   }
 
   render();

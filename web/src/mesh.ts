@@ -263,6 +263,13 @@ export class Mesh {
     }
   }
 
+  /** Sends `next` instead of `previous` to everyone, without renegotiating (a camera or microphone switched). */
+  async replaceTrack(previous: MediaStreamTrack, next: MediaStreamTrack): Promise<void> {
+    for (const outgoing of this.outgoing) if (outgoing.track === previous) outgoing.track = next;
+    const senders = [...this.peers.values()].flatMap((peer) => peer.pc.getSenders()).filter((sender) => sender.track === previous);
+    await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
+  }
+
   isConnected(id: string): boolean {
     return this.peers.get(id)?.pc.connectionState === 'connected';
   }

@@ -1,6 +1,8 @@
 // The join screen: room name, camera preview, microphone level (always),
-// device choice, display name, Join. Resolves with the chosen name and media.
+// device choice, the check of speaker and network, display name, Join.
+// Resolves with the chosen name and media.
 import { h, show } from './dom.js';
+import { t } from './i18n.js';
 import { bindMeter } from './meter.js';
 import { getLocalMedia, listDevices, stopStream, type DeviceChoice, type LocalMedia } from './media.js';
 
@@ -9,7 +11,7 @@ export interface PrejoinResult {
   media: LocalMedia;
 }
 
-export function showPrejoin(root: Element, options: { roomName: string; displayName: string }): Promise<PrejoinResult> {
+export function showPrejoin(root: Element, options: { roomName: string; displayName: string; check: HTMLElement }): Promise<PrejoinResult> {
   return new Promise((resolve) => {
     let media: LocalMedia = { stream: new MediaStream(), problem: null };
     let unbindMeter = () => {};
@@ -17,9 +19,9 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
     /** The latest acquisition: Join waits for it, so the call starts with the chosen devices. */
     let ready: Promise<void> = Promise.resolve();
 
-    const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': 'Your camera preview' });
+    const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': t('join.cameraPreview') });
     video.muted = true;
-    const meter = h('meter', { 'data-testid': 'audio-indicator', min: 0, max: 1, value: 0, 'aria-label': 'Your microphone level' });
+    const meter = h('meter', { 'data-testid': 'audio-indicator', min: 0, max: 1, value: 0, 'aria-label': t('join.microphoneLevel') });
     const problem = h('p', { class: 'notice', role: 'status' });
     const nameInput = h('input', {
       id: 'name',
@@ -32,7 +34,7 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
     });
     const cameraSelect = h('select', { id: 'camera', onchange: () => void pick({ videoId: cameraSelect.value }) });
     const micSelect = h('select', { id: 'microphone', onchange: () => void pick({ audioId: micSelect.value }) });
-    const joinButton = h('button', { type: 'submit', class: 'primary', 'data-testid': 'join-button' }, 'Join');
+    const joinButton = h('button', { type: 'submit', class: 'primary', 'data-testid': 'join-button' }, t('join.join'));
 
     async function acquire() {
       stopStream(media.stream);
@@ -42,15 +44,15 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
       unbindMeter = bindMeter(meter, media.stream);
       problem.textContent = media.problem ?? '';
       const devices = await listDevices();
-      fill(cameraSelect, devices.video, media.stream.getVideoTracks()[0], 'No camera');
-      fill(micSelect, devices.audio, media.stream.getAudioTracks()[0], 'No microphone');
+      fill(cameraSelect, devices.video, media.stream.getVideoTracks()[0], t('join.noCamera'));
+      fill(micSelect, devices.audio, media.stream.getAudioTracks()[0], t('join.noMicrophone'));
     }
 
     function fill(select: HTMLSelectElement, devices: MediaDeviceInfo[], current: MediaStreamTrack | undefined, none: string) {
       const currentId = current?.getSettings().deviceId;
       select.replaceChildren(
         ...(devices.length
-          ? devices.map((d, i) => h('option', { value: d.deviceId, selected: d.deviceId === currentId }, d.label || `Device ${i + 1}`))
+          ? devices.map((d, i) => h('option', { value: d.deviceId, selected: d.deviceId === currentId }, d.label || t('join.device', { number: i + 1 })))
           : [h('option', { value: '' }, none)]),
       );
       select.disabled = devices.length === 0;
@@ -70,12 +72,12 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
           event.preventDefault();
           const name = nameInput.value.trim();
           if (!name) {
-            problem.textContent = 'Enter your name so that the others know who you are.';
+            problem.textContent = t('join.nameMissing');
             nameInput.focus();
             return;
           }
           joinButton.disabled = true;
-          joinButton.textContent = 'Joining\u2026';
+          joinButton.textContent = t('join.joining');
           void ready.then(() => {
             unbindMeter();
             resolve({ name, media });
@@ -85,9 +87,10 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
       h('h1', { class: 'room-name' }, options.roomName),
       h('div', { class: 'preview' }, video, meter),
       problem,
-      h('label', { for: 'name' }, 'Your name'),
+      options.check,
+      h('label', { for: 'name' }, t('join.name')),
       nameInput,
-      h('div', { class: 'devices' }, h('div', {}, h('label', { for: 'camera' }, 'Camera'), cameraSelect), h('div', {}, h('label', { for: 'microphone' }, 'Microphone'), micSelect)),
+      h('div', { class: 'devices' }, h('div', {}, h('label', { for: 'camera' }, t('join.camera')), cameraSelect), h('div', {}, h('label', { for: 'microphone' }, t('join.microphone')), micSelect)),
       joinButton,
     );
     show(root, form);

@@ -11,10 +11,10 @@
 import type { ClientMessage, ServerMessage } from '../../src/realtime/protocol.js';
 
 type Reply = Extract<ServerMessage, { requestId: string }> | Extract<ServerMessage, { type: 'error' }>;
-type Notification = Exclude<ServerMessage, { type: 'joined' | 'ack' | 'invite-created' | 'left' | 'pong' }>;
+type Notification = Exclude<ServerMessage, { type: 'joined' | 'waiting' | 'ack' | 'invite-created' | 'left' | 'pong' }>;
 
 /** Close codes after which reconnecting makes no sense (see src/realtime/close-codes.ts). */
-const FINAL_CODES = new Set([1000, 4001, 4002, 4004]);
+const FINAL_CODES = new Set([1000, 4001, 4002, 4004, 4005, 4006]);
 type Body<T> = T extends unknown ? Omit<T, 'requestId'> : never;
 
 export const PING_EVERY_MS = 1000;
@@ -191,7 +191,7 @@ export class Signaling {
       socket.onopen = socket.onmessage = socket.onclose = null;
       if (socket.readyState <= WebSocket.OPEN) socket.close(code);
     }
-    for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'Connection lost', requestId: '' });
+    for (const resolve of this.pending.values()) resolve({ type: 'error', code: 'unavailable', message: 'connection lost', requestId: '' });
     this.pending.clear();
   }
 
@@ -216,7 +216,7 @@ export class Signaling {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(requestId);
-        resolve({ type: 'error', code: 'unavailable', message: 'No answer from the server', requestId: '' });
+        resolve({ type: 'error', code: 'unavailable', message: 'no answer', requestId: '' });
       }, timeoutMs);
       this.pending.set(requestId, (reply) => {
         clearTimeout(timer);
@@ -249,7 +249,7 @@ export function signalingUrl(): string {
  * (4003); a new one replaces it, so one is always ready. take() hands the
  * socket over (null when none is usable) and stops replacing it.
  */
-export function warmSocket(url: string): { take(): WebSocket | null } {
+export function warmSocket(url: string): { take(): WebSocket | null; ping(timeoutMs?: number): Promise<number | null> } {
   let socket: WebSocket | null = null;
   let taken = false;
   const open = () => {
@@ -269,6 +269,30 @@ export function warmSocket(url: string): { take(): WebSocket | null } {
     take() {
       taken = true;
       return socket && socket.readyState <= WebSocket.OPEN ? socket : null;
+    },
+    /** The time the server takes to answer a ping on this connection (waiting for it to open), null without an answer. */
+    async ping(timeoutMs = 5000) {
+      const started = performance.now();
+      const deadline = started + timeoutMs;
+      while (socket?.readyState !== WebSocket.OPEN) {
+        if (performance.now() > deadline || taken) return null;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const current = socket;
+      return new Promise<number | null>((resolve) => {
+        const sent = performance.now();
+        const timer = setTimeout(() => finish(null), Math.max(0, deadline - sent));
+        const onMessage = (event: MessageEvent) => {
+          if (String(event.data).includes('"pong"')) finish(Math.round(performance.now() - sent));
+        };
+        function finish(result: number | null) {
+          clearTimeout(timer);
+          current.removeEventListener('message', onMessage);
+          resolve(result);
+        }
+        current.addEventListener('message', onMessage);
+        current.send(JSON.stringify({ type: 'ping' }));
+      });
     },
   };
 }

@@ -6,20 +6,30 @@
 // transactions.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { ParticipantRole, ParticipantsTable } from '../../db/schema.js';
+import type { Admission, ParticipantRole, ParticipantsTable } from '../../db/schema.js';
 import type { RoomRow, RoomsRepo, WhichRoom } from '../rooms/rooms.repo.js';
 
 export type ParticipantRow = Selectable<ParticipantsTable>;
 
 type Tx = Parameters<Parameters<ReturnType<Db['transaction']>['execute']>[0]>[0];
 
-/** A new participant's row, without what the repository fills in (room, times). */
-export type NewParticipant = Omit<ParticipantRow, 'left_at' | 'room_id' | 'joined_at'>;
+/** A new participant's row, without what the repository fills in (room, times, admission). */
+export type NewParticipant = Omit<ParticipantRow, 'left_at' | 'room_id' | 'joined_at' | 'admission'>;
 
-/** `peers`: the others connected to the room at that moment, oldest first. */
+/**
+ * `peers`: the others in the call at that moment, `waiting`: those waiting to
+ * be let in (DESIGN §7), both oldest first. `participant.admission` says
+ * whether this one is in the call or waits.
+ */
 export type JoinOutcome =
-  | { ok: true; room: RoomRow; participant: ParticipantRow; peers: ParticipantRow[] }
-  | { ok: false; reason: 'not-found' | 'closed' | 'full' | 'expired' };
+  | { ok: true; room: RoomRow; participant: ParticipantRow; peers: ParticipantRow[]; waiting: ParticipantRow[] }
+  | { ok: false; reason: 'not-found' | 'closed' | 'full' | 'expired' | 'denied' | 'removed' };
+
+/** Limits of a join: people in the call, and people waiting to be let in. */
+export interface JoinLimits {
+  inCall: number;
+  waiting: number;
+}
 
 /**
  * The room a join token opens: host access, guest access, or an extra guest
@@ -33,9 +43,23 @@ function opensRoom(token: string): WhichRoom {
     limit 1)`;
 }
 
-/** Who is connected to the room, oldest first. */
+/** Who is connected to the room, in the call or waiting, oldest first. */
 function connected(db: Db | Tx, roomId: number): Promise<ParticipantRow[]> {
   return db.selectFrom('participants').selectAll().where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
+}
+
+/** Splits the connected others into those in the call and those waiting. */
+function byAdmission(rows: ParticipantRow[]): { peers: ParticipantRow[]; waiting: ParticipantRow[] } {
+  return { peers: rows.filter((p) => p.admission === 'admitted'), waiting: rows.filter((p) => p.admission === 'waiting') };
+}
+
+/**
+ * Whoever comes through a guest link of a room with a waiting room waits;
+ * the host link never does (DESIGN §7). As SQL on the room's row, so that
+ * the statement that locks the room decides it without reading the room first.
+ */
+function waitsSql(joinToken: string) {
+  return sql<boolean>`(enable_waiting_room and access_token <> ${joinToken})`;
 }
 
 export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
@@ -58,29 +82,33 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
      * locks and starts it, the one that reads who is connected and adds the
      * participant, commit.
      */
-    async join(joinToken: string, now: Date, maxParticipants: number, make: (room: RoomRow, role: ParticipantRole) => NewParticipant): Promise<JoinOutcome> {
+    async join(joinToken: string, now: Date, limits: JoinLimits, make: (room: RoomRow, role: ParticipantRole) => NewParticipant): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await rooms.start(tx, opensRoom(joinToken), now);
+        // A guest who waits does not start the call: the room's row is only locked.
+        const room = await rooms.start(tx, opensRoom(joinToken), now, { unless: waitsSql(joinToken) });
         if (!room) {
           const exists = await tx.selectFrom('rooms').select('id').where(opensRoom(joinToken)).executeTakeFirst();
           return { ok: false, reason: exists ? 'closed' : 'not-found' };
         }
-        const added = make(room, room.access_token === joinToken ? 'host' : 'guest');
-        // Who is connected, and the new participant unless that is the maximum, in one
-        // statement: it runs after the lock above, so its snapshot holds every join before.
+        const role: ParticipantRole = room.access_token === joinToken ? 'host' : 'guest';
+        const added = make(room, role);
+        const admission: Admission = room.enable_waiting_room && role === 'guest' ? 'waiting' : 'admitted';
+        const limit = admission === 'waiting' ? limits.waiting : limits.inCall;
+        // Who is connected, and the new participant unless its side (call or waiting room) is
+        // full, in one statement: it runs after the lock above, so its snapshot holds every join before.
         const { rows } = await sql<ParticipantRow & { added: boolean }>`
-          with peers as (select * from participants where room_id = ${room.id} and left_at is null),
+          with present as (select * from participants where room_id = ${room.id} and left_at is null),
           inserted as (
-            insert into participants (token, room_id, role, display_name, node_id, joined_at, left_at)
-            select ${added.token}, ${room.id}, ${added.role}, ${added.display_name}, ${added.node_id}, ${now}, null
-            where (select count(*) from peers) < ${maxParticipants}
+            insert into participants (token, room_id, role, display_name, node_id, joined_at, left_at, admission)
+            select ${added.token}, ${room.id}, ${added.role}, ${added.display_name}, ${added.node_id}, ${now}, null, ${admission}
+            where (select count(*) from present where admission = ${admission}) < ${limit}
             returning *)
           select true as added, * from inserted
-          union all select false, * from peers
+          union all select false, * from present
           order by added desc, joined_at`.execute(tx);
         const [first, ...others] = rows.map(({ added: isNew, ...row }) => ({ isNew, row }));
         if (!first?.isNew) throw new RoomFull();
-        return { ok: true, room, participant: first.row, peers: others.map((p) => p.row) };
+        return { ok: true, room, participant: first.row, ...byAdmission(others.map((p) => p.row)) };
       }).catch((error: unknown): JoinOutcome => {
         if (error instanceof RoomFull) return { ok: false, reason: 'full' };
         throw error;
@@ -94,7 +122,10 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
      */
     async resume(roomId: number, token: string, role: ParticipantRole, nodeId: string, now: Date, since: Date): Promise<JoinOutcome> {
       return db.transaction().execute(async (tx): Promise<JoinOutcome> => {
-        const room = await rooms.start(tx, sql<boolean>`id = ${roomId}`, now);
+        // The room is locked and, unless the participant turns out to be waiting, started.
+        const room = await rooms.start(tx, sql<boolean>`id = ${roomId}`, now, {
+          unless: sql<boolean>`exists (select 1 from participants where token = ${token} and room_id = ${roomId} and admission = 'waiting')`,
+        });
         if (!room) return { ok: false, reason: 'closed' };
         const row = await tx
           .updateTable('participants')
@@ -102,25 +133,81 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
           .where('token', '=', token)
           .where('room_id', '=', roomId)
           .where('role', '=', role)
+          .where('admission', 'in', ['waiting', 'admitted'])
           .where((eb) => eb.or([eb('left_at', 'is', null), eb('left_at', '>', since)]))
           .returningAll()
           .executeTakeFirst();
-        // Throwing rolls back the start of the room above.
-        if (!row) throw new ResumeExpired();
-        const peers = (await connected(tx, roomId)).filter((p) => p.token !== token);
-        return { ok: true, room, participant: row, peers };
+        if (!row) {
+          // Turned away once, turned away for good: a removed or denied participant never comes back as itself.
+          const turnedAway = await tx.selectFrom('participants').select('admission').where('token', '=', token).where('room_id', '=', roomId).executeTakeFirst();
+          // Throwing rolls back the start of the room above.
+          throw new NotResumed(turnedAway?.admission === 'removed' || turnedAway?.admission === 'denied' ? turnedAway.admission : 'expired');
+        }
+        const others = (await connected(tx, roomId)).filter((p) => p.token !== token);
+        return { ok: true, room, participant: row, ...byAdmission(others) };
       }).catch((error: unknown): JoinOutcome => {
-        if (error instanceof ResumeExpired) return { ok: false, reason: 'expired' };
+        if (error instanceof NotResumed) return { ok: false, reason: error.reason };
         throw error;
       });
     },
 
-    /** Marks a participant left if it is still connected through this node; returns its room id. */
-    async leave(token: string, nodeId: string, now: Date): Promise<number | null> {
+    /**
+     * A host lets a waiting participant in: the room is locked and started,
+     * the call must have room for one more. The participant, else why not.
+     */
+    async admit(roomId: number, token: string, now: Date, maxInCall: number): Promise<{ ok: true; participant: ParticipantRow } | { ok: false; reason: 'closed' | 'gone' | 'full' }> {
+      return db.transaction().execute(async (tx) => {
+        const room = await rooms.start(tx, sql<boolean>`id = ${roomId}`, now);
+        if (!room) return { ok: false as const, reason: 'closed' as const };
+        const present = await connected(tx, roomId);
+        if (!present.some((p) => p.token === token && p.admission === 'waiting')) return { ok: false as const, reason: 'gone' as const };
+        if (present.filter((p) => p.admission === 'admitted').length >= maxInCall) return { ok: false as const, reason: 'full' as const };
+        const participant = await tx
+          .updateTable('participants')
+          .set({ admission: 'admitted' })
+          .where('token', '=', token)
+          .where('admission', '=', 'waiting')
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return { ok: true as const, participant };
+      });
+    },
+
+    /**
+     * A host turns someone away: a waiting participant is denied, one in the
+     * call is removed (guests only). Either way it has left, and its token
+     * cannot resume. True when the participant was there to turn away.
+     */
+    async turnAway(roomId: number, token: string, decision: 'denied' | 'removed', now: Date): Promise<boolean> {
+      return db.transaction().execute(async (tx) => {
+        await tx.selectFrom('rooms').select('id').where('id', '=', roomId).forUpdate().execute();
+        const result = await tx
+          .updateTable('participants')
+          .set({ admission: decision, left_at: now })
+          .where('token', '=', token)
+          .where('room_id', '=', roomId)
+          .where('role', '=', 'guest')
+          .where('admission', '=', decision === 'denied' ? 'waiting' : 'admitted')
+          .where('left_at', 'is', null)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) === 0) return false;
+        if (decision === 'removed') await rooms.markEmptied(tx, [roomId], now);
+        return true;
+      });
+    },
+
+    /** The participants connected to a room now, in the call or waiting, oldest first. */
+    connected: (roomId: number) => connected(db, roomId),
+
+    /**
+     * Marks a participant left if it is still connected through this node;
+     * returns its room id and whether it was in the call or waiting.
+     */
+    async leave(token: string, nodeId: string, now: Date): Promise<{ roomId: number; admission: Admission } | null> {
       return db.transaction().execute(async (tx) => {
         const current = await tx
           .selectFrom('participants')
-          .select('room_id')
+          .select(['room_id', 'admission'])
           .where('token', '=', token)
           .where('node_id', '=', nodeId)
           .where('left_at', 'is', null)
@@ -136,7 +223,7 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
           .executeTakeFirst();
         if (Number(left.numUpdatedRows) === 0) return null;
         await rooms.markEmptied(tx, [current.room_id], now);
-        return current.room_id;
+        return { roomId: current.room_id, admission: current.admission };
       });
     },
 
@@ -186,6 +273,10 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
 }
 
 class RoomFull extends Error {}
-class ResumeExpired extends Error {}
+class NotResumed extends Error {
+  constructor(readonly reason: 'expired' | 'denied' | 'removed') {
+    super(reason);
+  }
+}
 
 export type ParticipantsRepo = ReturnType<typeof createParticipantsRepo>;

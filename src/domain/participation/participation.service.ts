@@ -16,6 +16,8 @@ import type { ParticipantRow, ParticipantsRepo } from './participants.repo.js';
 
 /** A mesh of peer-to-peer connections grows as n²: beyond this a call degrades for everyone. */
 export const MAX_PARTICIPANTS = 8;
+/** People waiting to be let in at once: a host can read a list this long, and a leaked link cannot flood it. */
+export const MAX_WAITING = 20;
 export const MAX_DISPLAY_NAME = 100;
 
 export interface RoomSettingsView {
@@ -32,22 +34,36 @@ export interface Participant {
   roomId: number;
   role: 'host' | 'guest';
   name: string;
+  /** In the call, or waiting for a host to let it in (DESIGN §7). */
+  admission: 'waiting' | 'admitted';
 }
 
 export interface JoinedCall {
   participant: Participant;
   room: RoomRow;
-  /** The others connected to the call when this participant joined, oldest first. */
+  /** The others in the call when this participant joined, oldest first; empty for one who waits. */
   peers: Participant[];
+  /** Who waits to be let in, oldest first: for a host only, empty for everyone else. */
+  waiting: Participant[];
   resumed: boolean;
 }
 
 export class RoomFullError extends Error {
-  constructor() {
-    super(`This call is full (at most ${MAX_PARTICIPANTS} participants)`);
+  constructor(message = `This call is full (at most ${MAX_PARTICIPANTS} participants)`) {
+    super(message);
     this.name = 'RoomFullError';
   }
 }
+
+/** The participant was turned away by a host: removed from the call, or denied at the waiting room. */
+export class TurnedAwayError extends Error {
+  constructor(readonly decision: 'denied' | 'removed') {
+    super(decision === 'removed' ? 'The host removed you from this call' : 'The host did not let you in');
+    this.name = 'TurnedAwayError';
+  }
+}
+
+export type AdmitOutcome = { ok: true; participant: Participant } | { ok: false; reason: 'closed' | 'gone' | 'full' };
 
 /** The public id of a participant: derived from its token, so every node computes the same one. */
 export function peerIdOf(participantToken: string): string {
@@ -69,7 +85,20 @@ export function returnUrlOf(room: RoomRow, role: 'host' | 'guest'): string {
 }
 
 function toParticipant(row: ParticipantRow): Participant {
-  return { token: row.token, peerId: peerIdOf(row.token), roomId: row.room_id, role: row.role, name: row.display_name };
+  return {
+    token: row.token,
+    peerId: peerIdOf(row.token),
+    roomId: row.room_id,
+    role: row.role,
+    name: row.display_name,
+    admission: row.admission === 'waiting' ? 'waiting' : 'admitted',
+  };
+}
+
+/** What a participant may see of the others: one who waits sees nobody, only a host sees who waits. */
+function callOf(row: ParticipantRow, peers: ParticipantRow[], waiting: ParticipantRow[]) {
+  const admitted = row.admission === 'admitted';
+  return { peers: admitted ? peers.map(toParticipant) : [], waiting: admitted && row.role === 'host' ? waiting.map(toParticipant) : [] };
 }
 
 /**
@@ -110,6 +139,11 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
     return repo.findByJoinToken(joinToken);
   }
 
+  /** A participant connected to the room, by its public id (a room holds a handful: they are matched here). */
+  async function findConnected(roomId: number, peerId: string): Promise<Participant | null> {
+    return (await repo.connected(roomId)).map(toParticipant).find((p) => p.peerId === peerId) ?? null;
+  }
+
   return {
     nodeId,
 
@@ -128,12 +162,16 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
         if (!access) throw new NotFoundError('This join link is not valid');
         if (!acceptsParticipants(access.room.status)) throw new RoomClosedError();
         const resumed = await repo.resume(access.room.id, input.participantToken, access.role, nodeId, now, graceWindowStart(now, roomEndGraceSeconds));
-        if (resumed.ok) return { participant: toParticipant(resumed.participant), room: resumed.room, peers: resumed.peers.map(toParticipant), resumed: true };
+        if (resumed.ok) {
+          const { participant, room, peers, waiting } = resumed;
+          return { participant: toParticipant(participant), room, ...callOf(participant, peers, waiting), resumed: true };
+        }
         if (resumed.reason === 'closed') throw new RoomClosedError();
+        if (resumed.reason === 'denied' || resumed.reason === 'removed') throw new TurnedAwayError(resumed.reason);
         // Too late, not a participant of this room, or not of this link's role: an ordinary new join.
       }
       // One transaction finds the room by the token, starts it and adds the participant.
-      const joined = await repo.join(input.joinToken, now, MAX_PARTICIPANTS, (room, role) => ({
+      const joined = await repo.join(input.joinToken, now, { inCall: MAX_PARTICIPANTS, waiting: MAX_WAITING }, (room, role) => ({
         token: ids.secret(32),
         role,
         display_name: cleanDisplayName(input.displayName, role === 'host' ? (room.host_display_name ?? 'Host') : (room.guest_display_name ?? 'Guest')),
@@ -143,12 +181,43 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
         if (joined.reason === 'not-found') throw new NotFoundError('This join link is not valid');
         throw joined.reason === 'full' ? new RoomFullError() : new RoomClosedError();
       }
-      return { participant: toParticipant(joined.participant), room: joined.room, peers: joined.peers.map(toParticipant), resumed: false };
+      const { participant, room, peers, waiting } = joined;
+      return { participant: toParticipant(participant), room, ...callOf(participant, peers, waiting), resumed: false };
     },
 
-    /** Marks the participant left (if this node still holds it). Returns true when it was connected here. */
-    async leave(participantToken: string): Promise<boolean> {
-      return (await repo.leave(participantToken, nodeId, clock.now())) !== null;
+    /**
+     * Marks the participant left (if this node still holds it). Returns
+     * whether it was in the call or waiting, null when it was not connected here.
+     */
+    async leave(participantToken: string): Promise<'admitted' | 'waiting' | null> {
+      const left = await repo.leave(participantToken, nodeId, clock.now());
+      if (!left) return null;
+      return left.admission === 'waiting' ? 'waiting' : 'admitted';
+    },
+
+    /** The participants of a room connected now, in the call and waiting: what a participant just let in sees. */
+    async present(roomId: number): Promise<{ peers: Participant[]; waiting: Participant[] }> {
+      const rows = (await repo.connected(roomId)).map(toParticipant);
+      return { peers: rows.filter((p) => p.admission === 'admitted'), waiting: rows.filter((p) => p.admission === 'waiting') };
+    },
+
+    /** A host lets the waiting participant with this public id in. */
+    async admit(roomId: number, peerId: string): Promise<AdmitOutcome> {
+      const target = await findConnected(roomId, peerId);
+      if (!target || target.admission !== 'waiting') return { ok: false, reason: 'gone' };
+      const admitted = await repo.admit(roomId, target.token, clock.now(), MAX_PARTICIPANTS);
+      return admitted.ok ? { ok: true, participant: toParticipant(admitted.participant) } : admitted;
+    },
+
+    /**
+     * A host turns away the guest with this public id: denied while it waits,
+     * removed from the call once in. The participant, null when there is no
+     * such guest connected (it left, or is a host).
+     */
+    async turnAway(roomId: number, peerId: string, decision: 'denied' | 'removed'): Promise<Participant | null> {
+      const target = await findConnected(roomId, peerId);
+      if (!target || target.role !== 'guest') return null;
+      return (await repo.turnAway(roomId, target.token, decision, clock.now())) ? target : null;
     },
 
     room: (roomId: number) => repo.findRoom(roomId),

@@ -1,8 +1,9 @@
 // The life of a room (docs/api.md "The Room", "Close", "Automatic cleanup"),
 // from creation to deletion:
 //   created                                      → active
-//   a participant joins (also an ended room)     → started  (started_at set once)
-//   started, empty for longer than the grace     → ended
+//   a participant joins (also an ended room)     → started  (started_at set once;
+//                                                  someone waiting to be let in has not joined)
+//   started, empty for longer than the grace     → ended    (people waiting do not count)
 //   closed through the API                       → closed   (final: joins refused)
 //   expired (not permanent, nobody in the call)  → deleted
 //

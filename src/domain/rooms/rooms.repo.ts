@@ -33,6 +33,8 @@ const ROOM_COLUMNS = Object.keys({
   enable_screenshare: true,
   enable_invites: true,
   enable_audio_indicator: true,
+  enable_waiting_room: true,
+  locale: true,
   scheduled_at: true,
   meeting_duration: true,
   return_url: true,
@@ -69,6 +71,8 @@ export type RoomSettings = Pick<
   | 'enable_screenshare'
   | 'enable_invites'
   | 'enable_audio_indicator'
+  | 'enable_waiting_room'
+  | 'locale'
   | 'permanent'
 >;
 
@@ -120,6 +124,7 @@ export interface RoomScope {
 /** What a room's representation needs besides the row, for the caller's scope. */
 export interface RoomExtras {
   current_participants: string[];
+  waiting_participants: string[];
   additional_tokens: string[];
   /** The additional_participants toggle for the caller (its tokens are shown only while it is on). */
   additional_enabled: boolean;
@@ -133,8 +138,11 @@ export type RoomWithExtras = RoomRow & RoomExtras;
  */
 function extras(scope: RoomScope) {
   return [
-    sql<string[]>`array(select p.token from participants p where p.room_id = rooms.id and p.left_at is null order by p.joined_at)`.as(
+    sql<string[]>`array(select p.token from participants p where p.room_id = rooms.id and p.left_at is null and p.admission = 'admitted' order by p.joined_at)`.as(
       'current_participants',
+    ),
+    sql<string[]>`array(select p.token from participants p where p.room_id = rooms.id and p.left_at is null and p.admission = 'waiting' order by p.joined_at)`.as(
+      'waiting_participants',
     ),
     sql<string[]>`array(select g.token from room_guest_tokens g where g.room_id = rooms.id and g.kind = 'additional' order by g.created_at, g.token)`.as(
       'additional_tokens',
@@ -175,6 +183,7 @@ export function createRoomsRepo(db: Db) {
       .returning(ROOM_COLUMNS)
       .returning([
         sql<string[]>`'{}'::text[]`.as('current_participants'),
+        sql<string[]>`'{}'::text[]`.as('waiting_participants'),
         sql<string[]>`'{}'::text[]`.as('additional_tokens'),
         additionalEnabled({ tenantId: room.tenant_id, organizationId: room.caller_organization_id }),
       ]),
@@ -209,6 +218,8 @@ export function createRoomsRepo(db: Db) {
           enable_screenshare: a.enable_screenshare,
           enable_invites: a.enable_invites,
           enable_audio_indicator: a.enable_audio_indicator,
+          enable_waiting_room: a.enable_waiting_room,
+          locale: a.locale,
           permanent: a.permanent,
           updated_at: a.updatedAt,
           doctor_id: sql<string | null>`case when ${a.removeDoctor}::boolean then null else doctor_id end`,
@@ -330,15 +341,17 @@ export function createRoomsRepo(db: Db) {
      * any room but a closed one becomes started (again, if it had ended), and its
      * row stays locked until `tx` ends, so that the joins and leaves of a room
      * happen one after the other. The room, or null when it is closed or gone.
+     * `unless`: a condition on the room under which the row is only locked,
+     * not started (a guest who waits to be let in has not joined the call).
      */
-    async start(tx: Transaction<Database>, which: WhichRoom, now: Date): Promise<RoomRow | null> {
+    async start(tx: Transaction<Database>, which: WhichRoom, now: Date, { unless = sql<boolean>`false` } = {}): Promise<RoomRow | null> {
       const row = await sql<RoomRow>`
         update rooms set
-          status = ${sql.lit(STARTED)},
-          started_at = coalesce(started_at, ${now}),
-          ended_at = null,
-          emptied_at = null,
-          updated_at = case when status = ${sql.lit(STARTED)} then updated_at else ${now} end,
+          status = case when ${unless} then status else ${sql.lit(STARTED)} end,
+          started_at = case when ${unless} then started_at else coalesce(started_at, ${now}) end,
+          ended_at = case when ${unless} then ended_at end,
+          emptied_at = case when ${unless} then emptied_at end,
+          updated_at = case when ${unless} or status = ${sql.lit(STARTED)} then updated_at else ${now} end,
           cleanup_base_at = greatest(cleanup_base_at, ${now})
         where ${which} and status <> ${sql.lit(CLOSED)}
         returning *`.execute(tx);
@@ -355,7 +368,7 @@ export function createRoomsRepo(db: Db) {
       await sql`
         update rooms r set emptied_at = ${now}, cleanup_base_at = greatest(r.cleanup_base_at, ${now})
         where r.id in (${sql.join(roomIds)}) and r.status = ${sql.lit(STARTED)}
-          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)`.execute(executor);
+          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null and p.admission = 'admitted')`.execute(executor);
     },
 
     /**
@@ -368,7 +381,7 @@ export function createRoomsRepo(db: Db) {
       const result = await sql<{ id: number }>`
         update rooms r set status = ${sql.lit(ENDED)}, ended_at = ${now}, updated_at = ${now}
         where r.status = ${sql.lit(STARTED)} and r.emptied_at is not null and r.emptied_at <= ${emptiedBefore}
-          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null)
+          and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null and p.admission = 'admitted')
         returning r.id`.execute(db);
       return result.rows.map((r) => Number(r.id));
     },

@@ -23,6 +23,8 @@ export interface RoomInput {
   enable_screenshare?: boolean;
   enable_invites?: boolean;
   enable_audio_indicator?: boolean;
+  enable_waiting_room?: boolean;
+  locale?: string | null;
   additional_guest_count?: number;
   permanent?: boolean;
   doctor_id?: string | null;
@@ -32,6 +34,7 @@ export interface RoomInput {
 export interface RoomView {
   row: RoomRow;
   currentParticipants: string[];
+  waitingParticipants: string[];
   additionalTokens: string[];
   /** additional_access_tokens are shown only while the feature is on for the caller. */
   showAdditionalTokens: boolean;
@@ -102,13 +105,19 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
       enable_screenshare: input.enable_screenshare ?? true,
       enable_invites: input.enable_invites ?? true,
       enable_audio_indicator: input.enable_audio_indicator ?? true,
+      enable_waiting_room: input.enable_waiting_room ?? false,
+      locale: input.locale ?? null,
       permanent: input.permanent ?? false,
     };
   }
 
   /** The extras stay on the row object, which the repository read in one statement with them. */
   function view(row: RoomWithExtras): RoomView {
-    return { row, currentParticipants: row.current_participants, additionalTokens: row.additional_tokens, showAdditionalTokens: row.additional_enabled };
+    return {
+      row,
+      currentParticipants: row.current_participants,
+      waitingParticipants: row.waiting_participants,
+      additionalTokens: row.additional_tokens, showAdditionalTokens: row.additional_enabled };
   }
 
   async function requireRoom(principal: Principal, token: string, versions?: Versions): Promise<RoomRow> {
@@ -176,6 +185,8 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
         enable_screenshare: values.enable_screenshare,
         enable_invites: values.enable_invites,
         enable_audio_indicator: values.enable_audio_indicator,
+        enable_waiting_room: values.enable_waiting_room,
+        locale: values.locale,
         scheduled_at: values.scheduled_at,
         meeting_duration: values.meeting_duration,
         return_url: values.return_url,

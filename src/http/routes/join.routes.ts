@@ -2,10 +2,16 @@
 // the page after the call (/left, the default return URL), the feedback a
 // participant gives after the call, and the front end's files.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { cleanDisplayName, settingsOf } from '../../domain/participation/participation.service.js';
 import { acceptsParticipants } from '../../domain/rooms/room-lifecycle.js';
 import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
+import type { Catalogue } from '../../i18n/en.js';
+import { chooseLanguage, directionOf, type Language } from '../../i18n/languages.js';
+import { catalogueFor, translate } from '../../i18n/translate.js';
+import type { IceServerInfo } from '../../realtime/protocol.js';
+import { iceServersFor } from '../../realtime/turn-credentials.js';
 import type { Services } from '../../services.js';
 import { isDatabaseUnavailable } from '../error-handler.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
@@ -23,6 +29,21 @@ export interface JoinPageData {
   role: 'host' | 'guest';
   displayName: string;
   settings: ReturnType<typeof settingsOf>;
+  /** The page's language (DESIGN §10), its direction, and its one catalogue. */
+  lang: Language;
+  dir: 'ltr' | 'rtl';
+  catalogue: Catalogue;
+  /**
+   * The ICE servers (TURN credentials for "precall", short-lived) the join
+   * screen's network check gathers candidates with: what the call will use.
+   */
+  network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay' };
+}
+
+/** The first value of a query parameter (a repeated one takes the first). */
+function queryValue(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, string | string[] | undefined>)[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 export const joinRoutes =
@@ -34,13 +55,14 @@ export const joinRoutes =
       reply.headers(NON_PAGE_HEADERS);
     });
 
-    const invalidLink = () =>
-      messagePage(build, 'This link is not valid', 'Check that you opened the whole link you were sent, or ask for a new one.', 'not-found');
+    /** The language of a page: ?lang=, else the room's locale, else the browser's, else English. */
+    const languageOf = (request: FastifyRequest, roomLocale: string | null = null) =>
+      chooseLanguage({ query: queryValue(request.query, 'lang'), roomLocale, acceptLanguage: request.headers['accept-language'] });
+    const invalidLink = (request: FastifyRequest) => messagePage(build, languageOf(request), 'notFound', 'not-found');
 
     // The database restarting: a person who opens their link meanwhile gets a page, not an error, and it
     // loads again by itself (the Refresh header needs no script) until the join screen comes (docs/deploy.md).
-    const unavailable = () =>
-      messagePage(build, 'Briefly unavailable', 'The video service is restarting. This page tries again by itself in a few seconds.', 'unavailable');
+    const unavailable = (request: FastifyRequest) => messagePage(build, languageOf(request), 'restarting', 'unavailable');
 
     app.get('/join/:token', { schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
       pageHeaders(reply, publicUrl);
@@ -50,21 +72,17 @@ export const joinRoutes =
         found = access && { ...access, frameAncestors: await services.tenants.frameAncestors(access.room.tenant_id) };
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error;
-        return reply.status(503).header('retry-after', String(RETRY_PAGE_SECONDS)).header('refresh', String(RETRY_PAGE_SECONDS)).send(unavailable());
+        return reply.status(503).header('retry-after', String(RETRY_PAGE_SECONDS)).header('refresh', String(RETRY_PAGE_SECONDS)).send(unavailable(request));
       }
-      if (!found) return reply.status(404).send(invalidLink());
+      if (!found) return reply.status(404).send(invalidLink(request));
       const { room, role } = found;
+      const lang = languageOf(request, room.locale);
       // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
       pageHeaders(reply, publicUrl, found.frameAncestors);
-      if (!acceptsParticipants(room.status)) {
-        return reply.status(410).send(messagePage(build, 'This room is closed', 'The call in this room is over and the room cannot be joined any more.', 'room-closed'));
-      }
-      if (!build) {
-        return reply.status(503).send(messagePage(null, 'Not available', 'The call pages have not been built on this server (npm run build).'));
-      }
-      // ?name= pre-fills the name over the room's display name; a repeated parameter takes the first.
-      const query = request.query as Record<string, string | string[] | undefined>;
-      const given = Array.isArray(query.name) ? query.name[0] : query.name;
+      if (!acceptsParticipants(room.status)) return reply.status(410).send(messagePage(build, lang, 'closed', 'room-closed'));
+      if (!build) return reply.status(503).send(messagePage(null, lang, 'unavailable'));
+      // ?name= pre-fills the name over the room's display name.
+      const given = queryValue(request.query, 'name');
       const preset = role === 'host' ? room.host_display_name : room.guest_display_name;
       const data: JoinPageData = {
         page: 'join',
@@ -73,22 +91,27 @@ export const joinRoutes =
         role,
         displayName: cleanDisplayName(given ?? '', preset ?? ''),
         settings: settingsOf(room),
+        lang,
+        dir: directionOf(lang),
+        catalogue: catalogueFor(lang),
+        network: { iceServers: iceServersFor(services.config, 'precall', services.clock.now()), iceTransportPolicy: services.config.iceTransportPolicy },
       };
       return reply.send(
         renderPage({
+          lang,
           title: room.name,
           build,
           data,
-          body: `<h1 class="room-name">${escapeHtml(room.name)}</h1><noscript><p>This call needs JavaScript.</p></noscript>`,
+          body: `<h1 class="room-name">${escapeHtml(room.name)}</h1><noscript><p>${escapeHtml(translate(lang, 'page.noScript'))}</p></noscript>`,
         }),
       );
     });
 
     // A join link mangled on its way (cut, extra path, longer than any token): the same page as an unknown one.
-    app.get('/join/*', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply, publicUrl).status(404).send(invalidLink()));
+    app.get('/join/*', { schema: { hide: true } }, async (request, reply) => pageHeaders(reply, publicUrl).status(404).send(invalidLink(request)));
 
-    app.get('/left', { schema: { hide: true } }, async (_request, reply) =>
-      pageHeaders(reply, publicUrl).send(messagePage(build, 'You have left the call', 'Thank you. You can close this window now.', 'left')),
+    app.get('/left', { schema: { hide: true } }, async (request, reply) =>
+      pageHeaders(reply, publicUrl).send(messagePage(build, languageOf(request), 'left', 'left')),
     );
 
     app.post(

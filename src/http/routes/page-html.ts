@@ -2,6 +2,8 @@
 // value HTML-escaped, data for the script in a JSON block (never inline code),
 // and headers that forbid everything the pages do not need.
 import type { FastifyReply } from 'fastify';
+import { directionOf, type Language } from '../../i18n/languages.js';
+import { translate } from '../../i18n/translate.js';
 import type { WebBuild } from './web-assets.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -75,13 +77,13 @@ export function pageHeaders(reply: FastifyReply, publicUrl: string, frameAncesto
     .type('text/html; charset=utf-8');
 }
 
-export function renderPage(options: { title: string; body: string; build: WebBuild | null; data?: unknown }): string {
-  const { title, body, build, data } = options;
+export function renderPage(options: { lang: Language; title: string; body: string; build: WebBuild | null; data?: unknown }): string {
+  const { lang, title, body, build, data } = options;
   const styles = (build?.styles ?? []).map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('');
   const script = data !== undefined && build ? `<script type="module" src="${escapeHtml(build.script)}"></script>` : '';
   const dataBlock = data !== undefined ? `<script type="application/json" id="parley-data">${jsonForHtml(data)}</script>` : '';
   return (
-    '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+    `<!doctype html><html lang="${lang}" dir="${directionOf(lang)}"><head><meta charset="utf-8">` +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
     '<meta name="robots" content="noindex">' +
     `<title>${escapeHtml(title)} · Parley</title>${styles}${script}</head>` +
@@ -90,7 +92,9 @@ export function renderPage(options: { title: string; body: string; build: WebBui
 }
 
 /** A page with one message and no form: unknown link, closed room, after the call. */
-export function messagePage(build: WebBuild | null, title: string, text: string, testId?: string): string {
+export function messagePage(build: WebBuild | null, lang: Language, page: 'notFound' | 'closed' | 'left' | 'unavailable' | 'restarting', testId?: string): string {
+  const title = translate(lang, `page.${page}.title`);
+  const text = translate(lang, `page.${page}.text`);
   const attr = testId ? ` data-testid="${escapeHtml(testId)}"` : '';
-  return renderPage({ title, build, body: `<section class="card message"${attr}><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></section>` });
+  return renderPage({ lang, title, build, body: `<section class="card message"${attr}><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></section>` });
 }

@@ -10,12 +10,23 @@ export interface SessionReplaced {
   type: 'session-replaced';
 }
 
+/**
+ * Sent to a peer id when a host decided about it (DESIGN §7): the node that
+ * holds its connection lets it into the call, or turns it away and closes it.
+ */
+export interface HostDecision {
+  type: 'host-decision';
+  decision: 'admitted' | 'denied' | 'removed';
+}
+
 export interface SignalEnvelope {
   /** The connection that sent it: never delivered back to that connection. */
   fromSession: string;
   /** A peer id, or null for everyone in the room. */
   to: string | null;
-  message: ServerMessage | SessionReplaced;
+  /** Only participants of this role get it (the waiting list goes to hosts). */
+  toRole?: 'host';
+  message: ServerMessage | SessionReplaced | HostDecision;
 }
 
 export interface SignalBus {

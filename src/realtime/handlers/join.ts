@@ -2,11 +2,12 @@
 // message, and becomes a participant of a call; with a participantToken it
 // resumes that participant instead (after a drop or from another network).
 import { NotFoundError, RoomClosedError } from '../../errors.js';
-import { returnUrlOf, RoomFullError, settingsOf } from '../../domain/participation/participation.service.js';
+import { returnUrlOf, RoomFullError, settingsOf, TurnedAwayError } from '../../domain/participation/participation.service.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import type { ClientMessage } from '../protocol.js';
 import { fail, reply, type Session } from '../session.js';
+import { peerInfo } from './host-controls.js';
 
 /** Unknown join links one connection may try: a browser sends one; more is someone guessing. */
 export const MAX_FAILED_JOINS = 5;
@@ -32,6 +33,7 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     }
     if (error instanceof RoomClosedError) return fail(session, 'room-closed', 'This room is closed', message.requestId);
     if (error instanceof RoomFullError) return fail(session, 'room-full', error.message, message.requestId);
+    if (error instanceof TurnedAwayError) return fail(session, error.decision, error.message, message.requestId);
     throw error;
   }
   const { participant, room, resumed } = joined;
@@ -44,7 +46,7 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
   if (session.joinTimer) clearTimeout(session.joinTimer);
   session.joinTimer = null;
   session.participant = participant;
-  session.state = 'joined';
+  session.state = participant.admission === 'waiting' ? 'waiting' : 'joined';
   ctx.rooms.enter(room.id, session, settingsOf(room));
   if (ctx.closedRooms.has(room.id)) {
     reply(session, { type: 'room-closed', reason: 'closed' });
@@ -54,17 +56,23 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
   }
   // The participant's old connection, on whichever node, closes quietly.
   if (resumed) void ctx.rooms.publish(session, participant.peerId, { type: 'session-replaced' });
-  const self = { id: participant.peerId, name: participant.name, role: participant.role };
+  const self = peerInfo(participant);
+  if (participant.admission === 'waiting') {
+    // The hosts hear that someone waits (again, after a drop: they keep one entry per id); the call hears nothing.
+    void ctx.rooms.publish(session, null, { type: 'participant-waiting', peer: self }, { toRole: 'host' });
+    log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant waiting');
+    return reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
+  }
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
-  // Read in the join's transaction, after the room's row was locked: no second query before the reply.
-  const peers = joined.peers.map((p) => ({ id: p.peerId, name: p.name, role: p.role }));
   log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
   reply(session, {
     type: 'joined',
     requestId: message.requestId,
     participantToken: participant.token,
     self,
-    peers,
+    // Read in the join's transaction, after the room's row was locked: no second query before the reply.
+    peers: joined.peers.map(peerInfo),
+    waiting: joined.waiting.map(peerInfo),
     settings: settingsOf(room),
     iceServers: ctx.options.iceServersFor(participant.peerId),
     iceTransportPolicy: ctx.options.iceTransportPolicy,

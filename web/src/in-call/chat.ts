@@ -7,7 +7,7 @@
 // message's id, so that a first try that arrived late after all (a frozen
 // Redis that took it once it thawed) and the retry show once.
 import { h } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface Chat {
   panel: HTMLElement;
@@ -23,7 +23,7 @@ function newMessageId(): string {
 /** `send` resolves to whether the server accepted the message. */
 export function createChat(send: (message: string, messageId: string) => Promise<boolean>): Chat {
   const shown = new Set<string>();
-  const list = h('ol', { class: 'chat-list', 'aria-live': 'polite', 'aria-label': text.chatMessages });
+  const list = h('ol', { class: 'chat-list', 'aria-live': 'polite', 'aria-label': t('chat.messages') });
   const input = h('input', { id: 'chat-input', 'data-testid': 'chat-input', type: 'text', maxlength: 2000, autocomplete: 'off' });
 
   function line(name: string, message: string): HTMLLIElement {
@@ -42,8 +42,8 @@ export function createChat(send: (message: string, messageId: string) => Promise
       return;
     }
     item.dataset.status = 'failed';
-    const retry = h('button', { type: 'button', class: 'chat-retry', 'data-testid': 'chat-retry', onclick: () => void deliver(item, message, messageId) }, text.chatRetry);
-    item.append(h('span', { class: 'chat-failed', role: 'alert' }, h('span', {}, text.chatNotSent), ' ', retry));
+    const retry = h('button', { type: 'button', class: 'chat-retry', 'data-testid': 'chat-retry', onclick: () => void deliver(item, message, messageId) }, t('chat.retry'));
+    item.append(h('span', { class: 'chat-failed', role: 'alert' }, h('span', {}, t('chat.notSent')), ' ', retry));
     list.scrollTop = list.scrollHeight;
   }
 
@@ -52,20 +52,20 @@ export function createChat(send: (message: string, messageId: string) => Promise
     const message = input.value.trim();
     if (!message) return;
     input.value = '';
-    await deliver(line(text.chatSelf, message), message, newMessageId());
+    await deliver(line(t('chat.you'), message), message, newMessageId());
   }
 
   const panel = h(
     'section',
     { class: 'chat', 'aria-labelledby': 'chat-title' },
-    h('h2', { id: 'chat-title' }, text.chat),
+    h('h2', { id: 'chat-title' }, t('chat.title')),
     list,
     h(
       'form',
       { class: 'chat-form', onsubmit: (e) => void submit(e) },
-      h('label', { for: 'chat-input', class: 'visually-hidden' }, text.chatMessage),
+      h('label', { for: 'chat-input', class: 'visually-hidden' }, t('chat.message')),
       input,
-      h('button', { type: 'submit', 'data-testid': 'chat-send' }, text.chatSend),
+      h('button', { type: 'submit', 'data-testid': 'chat-send' }, t('chat.send')),
     ),
   );
   return {

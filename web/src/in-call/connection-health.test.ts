@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createConnectionHealth } from './connection-health.js';
 import type { Quality } from './quality.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealthy = true) {
   const seen = { banner: false, said: [] as string[], lost: new Map<string, boolean>(), probes: 0 };
@@ -93,12 +93,12 @@ describe('connection health', () => {
     health.quality('a', quality(100));
     expect(seen.said).toEqual([]); // b not known yet
     health.quality('b', quality(140));
-    expect(seen.said).toEqual([text.weakLink]);
+    expect(seen.said).toEqual([t('connection.weakLink')]);
     health.quality('b', quality(120));
-    expect(seen.said).toEqual([text.weakLink]); // said once
+    expect(seen.said).toEqual([t('connection.weakLink')]); // said once
     health.quality('a', quality(600));
-    expect(seen.said).toEqual([text.weakLink, '']);
+    expect(seen.said).toEqual([t('connection.weakLink'), '']);
     health.quality('a', quality(null)); // a browser without an estimate is never called weak
-    expect(seen.said).toEqual([text.weakLink, '']);
+    expect(seen.said).toEqual([t('connection.weakLink'), '']);
   });
 });

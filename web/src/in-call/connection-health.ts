@@ -5,7 +5,7 @@
 // a word when its own link is too thin for video.
 import type { Quality } from './quality.js';
 import type { RemotePeers } from './remote-peers.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 /** Below this estimated send bitrate to every peer, the person is told that video gives way to sound. */
 export const WEAK_LINK_KBPS = 150;
@@ -92,7 +92,7 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       sendKbps.set(peerId, quality.sendKbps);
       const estimates = options.connections().map(([id]) => sendKbps.get(id));
       const weak = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < WEAK_LINK_KBPS);
-      if (weak !== weakLink) options.say(weak ? text.weakLink : '');
+      if (weak !== weakLink) options.say(weak ? t('connection.weakLink') : '');
       weakLink = weak;
     },
 

@@ -1,13 +1,20 @@
-// The control bar: microphone, camera, screen sharing, invite and leave.
-// The buttons only report clicks; what they do is the call's business.
+// The control bar: microphone, camera, switching camera, screen sharing,
+// invite, chat (with its unread count), devices, full screen and leave. Each
+// button has an icon and a text label. The buttons only report clicks; what
+// they do is the call's business.
 import { h } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
+import { icon, type IconName } from './icons.js';
 
 export interface ControlActions {
   toggleAudio(): void;
   toggleVideo(): void;
+  switchCamera(): void;
   toggleScreen(): void;
   invite(): void;
+  toggleChat(): void;
+  toggleDevices(): void;
+  toggleFullscreen(): void;
   leave(): void;
 }
 
@@ -16,10 +23,17 @@ export interface ControlsState {
   videoOn: boolean;
   hasAudio: boolean;
   hasVideo: boolean;
+  /** More than one camera (a phone's front and back). */
+  canSwitchCamera: boolean;
   /** The room allows screen sharing and the browser can. */
   canShare: boolean;
   /** The room allows invites and this participant is the host. */
   canInvite: boolean;
+  /** The room has chat (and this participant is in the call). */
+  canChat: boolean;
+  chatOpen: boolean;
+  devicesOpen: boolean;
+  fullscreen: boolean;
 }
 
 export interface Controls {
@@ -27,35 +41,83 @@ export interface Controls {
   render(state: ControlsState): HTMLElement[];
   setSharing(sharing: boolean): void;
   setInviteBusy(busy: boolean): void;
+  /** Messages that arrived while the chat was closed (0 hides the badge). */
+  setUnread(count: number): void;
   setLeaving(): void;
 }
 
+function button(testId: string, onclick: () => void, className?: string) {
+  const label = h('span', { class: 'label' });
+  const element = h('button', { type: 'button', 'data-testid': testId, ...(className ? { class: className } : {}), onclick });
+  return {
+    element,
+    set(name: IconName, text: string) {
+      label.textContent = text;
+      element.replaceChildren(icon(name), label, ...[...element.children].filter((c) => c.classList.contains('badge')));
+    },
+  };
+}
+
 export function createControls(actions: ControlActions): Controls {
-  const mute = h('button', { type: 'button', 'data-testid': 'mute-button', onclick: () => actions.toggleAudio() });
-  const camera = h('button', { type: 'button', 'data-testid': 'camera-button', onclick: () => actions.toggleVideo() });
-  const screen = h('button', { type: 'button', 'data-testid': 'screenshare-button', 'aria-pressed': 'false', onclick: () => actions.toggleScreen() }, text.shareScreen);
-  const invite = h('button', { type: 'button', 'data-testid': 'invite-button', onclick: () => actions.invite() }, text.invite);
-  const leave = h('button', { type: 'button', class: 'danger', 'data-testid': 'leave-button', onclick: () => actions.leave() }, text.leave);
+  const mute = button('mute-button', () => actions.toggleAudio());
+  const camera = button('camera-button', () => actions.toggleVideo());
+  const switchCamera = button('switch-camera-button', () => actions.switchCamera());
+  switchCamera.set('switchCamera', t('call.switchCamera'));
+  const screen = button('screenshare-button', () => actions.toggleScreen());
+  screen.set('screen', t('call.shareScreen'));
+  screen.element.setAttribute('aria-pressed', 'false');
+  const invite = button('invite-button', () => actions.invite());
+  invite.set('invite', t('call.invite'));
+  const chat = button('chat-button', () => actions.toggleChat());
+  chat.set('chat', t('chat.title'));
+  const badge = h('span', { class: 'badge', 'data-testid': 'chat-unread', 'aria-hidden': 'true', hidden: true });
+  chat.element.append(badge);
+  const devices = button('devices-button', () => actions.toggleDevices());
+  devices.set('devices', t('call.devices'));
+  const fullscreen = button('fullscreen-button', () => actions.toggleFullscreen());
+  const leave = button('leave-button', () => actions.leave(), 'danger');
+  leave.set('leave', t('call.leave'));
 
   return {
     render: (state) => {
-      mute.textContent = state.audioOn ? text.mute : text.unmute;
-      mute.setAttribute('aria-pressed', String(!state.audioOn));
-      mute.disabled = !state.hasAudio;
-      camera.textContent = state.videoOn ? text.cameraOff : text.cameraOn;
-      camera.setAttribute('aria-pressed', String(!state.videoOn));
-      camera.disabled = !state.hasVideo;
-      return [mute, camera, ...(state.canShare ? [screen] : []), ...(state.canInvite ? [invite] : []), leave];
+      mute.set(state.audioOn ? 'mic' : 'micOff', state.audioOn ? t('call.mute') : t('call.unmute'));
+      mute.element.setAttribute('aria-pressed', String(!state.audioOn));
+      mute.element.disabled = !state.hasAudio;
+      camera.set(state.videoOn ? 'camera' : 'cameraOff', state.videoOn ? t('call.cameraOff') : t('call.cameraOn'));
+      camera.element.setAttribute('aria-pressed', String(!state.videoOn));
+      camera.element.disabled = !state.hasVideo;
+      chat.element.setAttribute('aria-expanded', String(state.chatOpen));
+      devices.element.setAttribute('aria-expanded', String(state.devicesOpen));
+      fullscreen.set(state.fullscreen ? 'exitFullscreen' : 'fullscreen', state.fullscreen ? t('call.exitFullscreen') : t('call.fullscreen'));
+      const canFullscreen = typeof document.documentElement.requestFullscreen === 'function';
+      return [
+        mute.element,
+        camera.element,
+        ...(state.canSwitchCamera ? [switchCamera.element] : []),
+        ...(state.canShare ? [screen.element] : []),
+        ...(state.canInvite ? [invite.element] : []),
+        ...(state.canChat ? [chat.element] : []),
+        devices.element,
+        ...(canFullscreen ? [fullscreen.element] : []),
+        leave.element,
+      ];
     },
     setSharing: (sharing) => {
-      screen.textContent = sharing ? text.stopSharing : text.shareScreen;
-      screen.setAttribute('aria-pressed', String(sharing));
+      screen.set('screen', sharing ? t('call.stopSharing') : t('call.shareScreen'));
+      screen.element.setAttribute('aria-pressed', String(sharing));
     },
     setInviteBusy: (busy) => {
-      invite.disabled = busy;
+      invite.element.disabled = busy;
+    },
+    setUnread: (count) => {
+      badge.hidden = count === 0;
+      badge.textContent = count > 0 ? String(count) : '';
+      // Said with the button's name: "Chat, 2 unread".
+      if (count > 0) chat.element.setAttribute('aria-label', `${t('chat.title')}, ${t('chat.unread', { count })}`);
+      else chat.element.removeAttribute('aria-label');
     },
     setLeaving: () => {
-      leave.disabled = true;
+      leave.element.disabled = true;
     },
   };
 }

@@ -1,7 +1,7 @@
 // The host's invite link, shown beside the call once created, with a copy
 // button (the clipboard may be refused: then the link is selected to copy).
 import { h } from '../dom.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface InvitePanel {
   panel: HTMLElement;
@@ -26,14 +26,14 @@ export function createInvitePanel(say: (message: string) => void): InvitePanel {
           onclick: () => {
             field.select();
             void navigator.clipboard?.writeText(url).then(
-              () => say(text.inviteCopied),
-              () => say(text.inviteCopyByHand),
+              () => say(t('invite.copied')),
+              () => say(t('invite.copyByHand')),
             );
           },
         },
-        text.inviteCopy,
+        t('invite.copy'),
       );
-      panel.replaceChildren(h('label', { for: 'invite-link' }, text.inviteLink), h('div', { class: 'row' }, field, copy));
+      panel.replaceChildren(h('label', { for: 'invite-link' }, t('invite.link')), h('div', { class: 'row' }, field, copy));
       link = field;
     },
     focus: () => {

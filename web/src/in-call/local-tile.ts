@@ -3,29 +3,31 @@
 import { h } from '../dom.js';
 import { bindMeter } from '../meter.js';
 import type { Stage } from './stage.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 export interface LocalTile {
   setName(name: string): void;
   setCameraOff(off: boolean): void;
   showMeter(on: boolean): void;
+  /** Reads the level of the microphone the stream has now (after a switch). */
+  rebindMeter(): void;
   /** Stops reading the microphone's level. */
   stop(): void;
 }
 
 export function createLocalTile(stage: Stage, name: string, stream: MediaStream): LocalTile {
-  const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': text.yourCamera });
+  const video = h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true, 'aria-label': t('call.yourCamera') });
   // The attribute alone does not mute a video element created by script.
   video.muted = true;
   video.srcObject = stream;
-  const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.yourMicrophoneLevel });
-  const caption = h('figcaption', {}, text.self(name));
+  const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': t('call.yourMicrophoneLevel') });
+  const caption = h('figcaption', {}, t('call.self', { name: name }));
   const tile = h('figure', { class: 'tile self' }, video, caption, meter);
   stage.addTile(tile);
-  const stop = bindMeter(meter, stream);
+  let stop = bindMeter(meter, stream);
   return {
     setName: (newName) => {
-      caption.textContent = text.self(newName);
+      caption.textContent = t('call.self', { name: newName });
     },
     setCameraOff: (off) => tile.classList.toggle('camera-off', off),
     showMeter: (on) => {
@@ -33,6 +35,10 @@ export function createLocalTile(stage: Stage, name: string, stream: MediaStream)
       if (!on) meter.remove();
       else if (!meter.isConnected) tile.append(meter);
     },
-    stop,
+    rebindMeter: () => {
+      stop();
+      stop = bindMeter(meter, stream);
+    },
+    stop: () => stop(),
   };
 }

@@ -2,13 +2,18 @@
 // signaling socket reconnects by itself (../signaling.ts); on every open the
 // page joins again with its participant token, kept in sessionStorage so a
 // reload resumes too, and the server puts it back into the call as itself.
-// What ends the call for good (closed, deleted, opened elsewhere, refused)
-// is told once through onEnd.
-import type { ServerMessage } from '../../../src/realtime/protocol.js';
+// In a room with a waiting room, a guest's join is answered `waiting`; the
+// same token (kept across drops and reloads) holds its place, and `admitted`
+// later puts it into the call as a join would. What ends the call for good
+// (closed, deleted, opened elsewhere, refused, turned away by the host) is
+// told once through onEnd.
+import type { CallEntry, ServerMessage } from '../../../src/realtime/protocol.js';
 import { Signaling, signalingUrl } from '../signaling.js';
-import { text } from './strings.js';
+import { errorText, t } from '../i18n.js';
 
-export type Joined = Extract<ServerMessage, { type: 'joined' }>;
+export type Joined = CallEntry;
+export type Waiting = Extract<ServerMessage, { type: 'waiting' }>;
+export type EndKind = 'closed' | 'deleted' | 'replaced' | 'refused' | 'denied' | 'removed';
 
 export interface CallConnectionOptions {
   joinToken: string;
@@ -21,15 +26,19 @@ export interface CallConnectionOptions {
   onJoinDelayed(): void;
   /** A probe of the connection went unanswered for a moment (true), or was answered after all (false). */
   onDoubt(inDoubt: boolean): void;
-  /** Joined, for the first time or again after a drop (`joined.resumed`). */
+  /** Joined, for the first time or again after a drop (`joined.resumed`), or let in from the waiting room. */
   onJoined(joined: Joined): Promise<void>;
+  /** Waiting for a host to let this participant in (again, after a drop). */
+  onWaiting(waiting: Waiting): void;
   onMessage(message: ServerMessage): void;
-  onEnd(kind: 'closed' | 'deleted' | 'replaced' | 'refused', message?: string, code?: string): void;
+  onEnd(kind: EndKind, message?: string, code?: string): void;
 }
 
 export interface CallConnection {
   signaling: Signaling;
   joined(): Joined | null;
+  /** Where this participant goes after the call or the wait, once the server said. */
+  returnUrl(): string | null;
   /** Forgets the participant token: the next visit joins as someone new. */
   forget(): void;
 }
@@ -47,6 +56,7 @@ const JOIN_RETRY_MS = [500, 1000, 2000, 3000];
 
 export function connectCall(options: CallConnectionOptions): CallConnection {
   let joined: Joined | null = null;
+  let waiting: Waiting | null = null;
   let closedReason: 'closed' | 'deleted' | null = null;
   /** Counts the connection's opens: a retry belongs to the open it was planned on. */
   let opens = 0;
@@ -58,22 +68,43 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
     onFinalClose: (code) => {
       if (code === 4001) return options.onEnd(closedReason === 'deleted' ? 'deleted' : 'closed');
       if (code === 4002) return options.onEnd('replaced');
+      if (code === 4005) return options.onEnd('denied');
+      if (code === 4006) return options.onEnd('removed');
     },
     onMessage: (message) => {
       // The reason comes just before the server closes the socket with 4001.
       if (message.type === 'room-closed') closedReason = message.reason;
+      if (message.type === 'admitted') return void enter(message);
+      if (message.type === 'denied' || message.type === 'removed') return options.onEnd(message.type);
       options.onMessage(message);
     },
   });
 
+  function remember(participantToken: string, name: string) {
+    sessionStorage.setItem(storageKey(options.joinToken), participantToken);
+    sessionStorage.setItem(nameKey(options.joinToken), name);
+  }
+
+  async function enter(entry: Joined) {
+    joined = entry;
+    waiting = null;
+    remember(entry.participantToken, entry.self.name);
+    await options.onJoined(entry);
+  }
+
   async function join(open: number, attempt = 0) {
-    const participantToken = joined?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
+    const participantToken = joined?.participantToken ?? waiting?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
     const reply = await signaling.request({
       type: 'join',
       joinToken: options.joinToken,
       displayName: options.displayName,
       ...(participantToken ? { participantToken } : {}),
     });
+    if (reply.type === 'waiting') {
+      waiting = reply;
+      remember(reply.participantToken, reply.self.name);
+      return options.onWaiting(reply);
+    }
     if (reply.type !== 'joined') {
       if (reply.type === 'error' && reply.code === 'unavailable') {
         // No answer (requestId ''): the socket dropped or is being replaced, and the next open joins again.
@@ -86,17 +117,16 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
         return;
       }
       signaling.close();
-      return options.onEnd('refused', reply.type === 'error' ? reply.message : text.joinFailed, reply.type === 'error' ? reply.code : undefined);
+      if (reply.type === 'error' && (reply.code === 'denied' || reply.code === 'removed')) return options.onEnd(reply.code);
+      return options.onEnd('refused', reply.type === 'error' ? errorText(reply.code) : t('call.joinFailed'), reply.type === 'error' ? reply.code : undefined);
     }
-    joined = reply;
-    sessionStorage.setItem(storageKey(options.joinToken), reply.participantToken);
-    sessionStorage.setItem(nameKey(options.joinToken), reply.self.name);
-    await options.onJoined(reply);
+    await enter(reply);
   }
 
   return {
     signaling,
     joined: () => joined,
+    returnUrl: () => joined?.returnUrl ?? waiting?.returnUrl ?? null,
     forget: () => {
       sessionStorage.removeItem(storageKey(options.joinToken));
       sessionStorage.removeItem(nameKey(options.joinToken));

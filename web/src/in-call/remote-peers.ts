@@ -6,12 +6,13 @@ import type { PeerInfo } from '../../../src/realtime/protocol.js';
 import { h } from '../dom.js';
 import { bindMeter } from '../meter.js';
 import type { Quality } from './quality.js';
-import { text } from './strings.js';
+import { t } from '../i18n.js';
 
 interface RemotePeer {
   info: PeerInfo;
   tile: HTMLElement;
   video: HTMLVideoElement;
+  /** The name in the caption (with "(muted)" while muted). */
   caption: HTMLElement;
   meter: HTMLMeterElement;
   /** Three bars and an accessible name: how good the connection to this peer is. */
@@ -32,6 +33,10 @@ export interface RemotePeersOptions {
   showsMeters(): boolean;
   /** A peer is gone (or replaced): its connection goes too. */
   onRemove(peerId: string): void;
+  /** Whether this page may remove the peer from the call (a host, and the peer a guest). */
+  canRemove(info: PeerInfo): boolean;
+  /** The host asked to remove the peer. */
+  requestRemove(info: PeerInfo): void;
 }
 
 export interface RemotePeers {
@@ -51,25 +56,53 @@ export interface RemotePeers {
   screen(peerId: string, streamId: string | null): void;
   showMeters(on: boolean): void;
   stopMeters(): void;
+  /** Plays everyone's sound through this output device (where the browser allows). */
+  setSpeaker(deviceId: string): void;
+}
+
+/** "Connection to Dr Lee: fair, round trip 320 ms, 2% loss", in the page's language. */
+function qualityLabel(name: string, quality: Quality): string {
+  const parts = [t(`quality.${quality.level}`, { name })];
+  if (quality.rttMs !== null) parts.push(t('quality.roundTrip', { ms: quality.rttMs }));
+  if (quality.loss !== null) parts.push(t('quality.loss', { percent: Math.round(quality.loss * 100) }));
+  return parts.join(', ');
 }
 
 export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   const peers = new Map<string, RemotePeer>();
+  let speaker: string | null = null;
+  const route = (video: HTMLVideoElement) => {
+    const sink = video as HTMLVideoElement & { setSinkId?: (id: string) => Promise<void> };
+    if (speaker !== null) void sink.setSinkId?.(speaker).catch(() => {});
+  };
 
   function add(info: PeerInfo): RemotePeer {
     remove(info.id);
-    const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': text.videoOf(info.name) });
-    const caption = h('figcaption', {}, info.name);
-    const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': text.microphoneLevelOf(info.name) });
+    const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': t('call.videoOf', { name: info.name }) });
+    const caption = h('span', { class: 'name' }, info.name);
+    const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': t('call.microphoneLevelOf', { name: info.name }) });
     const quality = h(
       'span',
-      { class: 'quality', 'data-testid': 'connection-quality', 'data-level': 'unknown', role: 'img', 'aria-label': text.qualityUnknown(info.name) },
+      { class: 'quality', 'data-testid': 'connection-quality', 'data-level': 'unknown', role: 'img', 'aria-label': t('quality.unknown', { name: info.name }) },
       h('span'),
       h('span'),
       h('span'),
     );
     const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
-    const tile = h('figure', { class: 'tile' }, video, notice, quality, caption);
+    // The caption row: the name, how good the connection is, and for a host the way to remove a guest.
+    const removeButton = options.canRemove(info)
+      ? h('button', {
+          type: 'button',
+          class: 'tile-remove',
+          'data-testid': 'remove-button',
+          // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
+          'data-label': t('host.remove'),
+          'aria-label': t('host.removeName', { name: info.name }),
+          onclick: () => options.requestRemove(info),
+        })
+      : null;
+    const tile = h('figure', { class: 'tile' }, video, notice, h('figcaption', {}, caption, quality, removeButton));
+    route(video);
     if (options.showsMeters()) tile.append(meter);
     options.addTile(tile);
     const peer: RemotePeer = {
@@ -119,10 +152,10 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       }
       if (peer.screens.has(id)) continue;
       if (peer.video.srcObject === stream) peer.video.srcObject = null;
-      const video = h('video', { 'data-testid': 'remote-screen', autoplay: true, playsinline: true, muted: true, 'aria-label': text.screenOf(peer.info.name) });
+      const video = h('video', { 'data-testid': 'remote-screen', autoplay: true, playsinline: true, muted: true, 'aria-label': t('call.screenOf', { name: peer.info.name }) });
       video.muted = true;
       video.srcObject = stream;
-      const tile = h('figure', { class: 'tile screen' }, video, h('figcaption', {}, text.screenOf(peer.info.name)));
+      const tile = h('figure', { class: 'tile screen' }, video, h('figcaption', {}, t('call.screenOf', { name: peer.info.name })));
       peer.screens.set(id, tile);
       options.addTile(tile);
     }
@@ -139,7 +172,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       for (const id of [...peers.keys()]) if (!peerIds.includes(id)) remove(id);
     },
     track: (peerId, track, from) => {
-      const peer = peers.get(peerId) ?? add({ id: peerId, name: text.unknownParticipant, role: 'guest' });
+      const peer = peers.get(peerId) ?? add({ id: peerId, name: t('call.unknownParticipant'), role: 'guest' });
       peer.streams.set(from.id, from);
       placeStreams(peer);
       if (track.kind === 'audio') {
@@ -151,7 +184,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       const peer = peers.get(peerId);
       if (!peer) return;
       peer.tile.classList.toggle('camera-off', !video);
-      peer.caption.textContent = audio ? peer.info.name : text.mutedName(peer.info.name);
+      peer.caption.textContent = audio ? peer.info.name : t('call.muted', { name: peer.info.name });
     },
     connectionLost: (peerId, lost) => {
       const peer = peers.get(peerId);
@@ -159,20 +192,21 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       peer.lost = lost;
       peer.tile.classList.toggle('lost', lost);
       peer.notice.hidden = !lost;
-      peer.notice.textContent = lost ? text.peerReconnecting(peer.info.name) : '';
+      peer.notice.textContent = lost ? t('connection.peerReconnecting', { name: peer.info.name }) : '';
       if (lost) {
         peer.quality.dataset.level = 'lost';
-        peer.quality.setAttribute('aria-label', text.qualityLost(peer.info.name));
+        peer.quality.setAttribute('aria-label', t('quality.lost', { name: peer.info.name }));
       }
     },
     quality: (peerId, quality) => {
       const peer = peers.get(peerId);
       if (!peer || peer.lost) return;
       peer.quality.dataset.level = quality.level;
-      peer.quality.setAttribute('aria-label', text.quality(peer.info.name, quality));
-      peer.quality.title = text.quality(peer.info.name, quality);
+      const label = qualityLabel(peer.info.name, quality);
+      peer.quality.setAttribute('aria-label', label);
+      peer.quality.title = label;
       peer.notice.hidden = quality.level !== 'poor';
-      peer.notice.textContent = quality.level === 'poor' ? text.peerPoor(peer.info.name) : '';
+      peer.notice.textContent = quality.level === 'poor' ? t('connection.peerPoor', { name: peer.info.name }) : '';
     },
     screen: (peerId, streamId) => {
       const peer = peers.get(peerId);
@@ -188,6 +222,10 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     },
     stopMeters: () => {
       for (const peer of peers.values()) peer.unbindMeter();
+    },
+    setSpeaker: (deviceId) => {
+      speaker = deviceId;
+      for (const peer of peers.values()) route(peer.video);
     },
   };
 }

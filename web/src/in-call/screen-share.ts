@@ -5,7 +5,7 @@
 import type { ServerMessage } from '../../../src/realtime/protocol.js';
 import { stopStream } from '../media.js';
 import type { Mesh } from '../mesh.js';
-import { text } from './strings.js';
+import { errorText, t } from '../i18n.js';
 
 export interface ScreenShareOptions {
   request(message: { type: 'screenshare-start'; streamId: string }): Promise<ServerMessage>;
@@ -30,7 +30,7 @@ export function createScreenShare(options: ScreenShareOptions): ScreenShare {
   async function announce(shared: MediaStream): Promise<boolean> {
     const reply = await options.request({ type: 'screenshare-start', streamId: shared.id });
     if (reply.type !== 'ack') {
-      options.say(reply.type === 'error' ? reply.message : text.screenNotPossible);
+      options.say(reply.type === 'error' ? errorText(reply.code) : t('call.screenNotPossible'));
       stop(false);
       return false;
     }
@@ -53,7 +53,7 @@ export function createScreenShare(options: ScreenShareOptions): ScreenShare {
       try {
         shared = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
       } catch {
-        options.say(text.screenCancelled);
+        options.say(t('call.screenCancelled'));
         return;
       }
       screen = shared;
