@@ -28,8 +28,8 @@ async function main() {
       for (const [size, viewport] of Object.entries(SIZES)) {
         const shot = async (page: Page, screen: string) => {
           await settle();
-          const file = path.join(OUT, `${screen}-${lang}-${size}.jpg`);
-          await page.screenshot({ path: file, type: 'jpeg', quality: 70 });
+          const file = path.join(OUT, `${screen}-${lang}-${size}.png`);
+          await page.screenshot({ path: file });
           console.log(path.relative('.', file));
         };
         const room = await world.createRoom({ name: lang === 'ar' ? 'استشارة — د. آدا' : 'Consultation — Dr. Ada', enable_waiting_room: true, locale: lang });
@@ -61,6 +61,7 @@ async function main() {
         await guest.getByTestId('remote-screen').waitFor();
         await shot(guest, 'call-three-screen');
 
+        if (!(await host.getByTestId('chat-input').isVisible())) await host.getByTestId('chat-button').click();
         await host.getByTestId('chat-input').fill(lang === 'ar' ? 'مرحبًا، هل تسمعينني؟' : 'Hello, can you hear me?');
         await host.getByTestId('chat-send').click();
         if (!(await guest.getByTestId('chat-input').isVisible())) await guest.getByTestId('chat-button').click();

@@ -42,6 +42,8 @@ async function main() {
     stream: media.stream,
     socket: warm.take(),
     onEnd: ({ kind, joined, returnUrl, message: text, code }) => {
+      // The pages after the call are cards again, not the whole window.
+      root.classList.remove('in-call');
       const next = returnUrl ?? undefined;
       if (kind === 'denied') return message(root, t('end.denied.title'), t('end.denied.text'), 'waiting-denied');
       if (kind === 'removed') return message(root, t('end.removed.title'), t('end.removed.text'), 'removed');
