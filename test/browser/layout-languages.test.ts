@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { en } from '../../src/i18n/en.js';
 import { LANGUAGES } from '../../src/i18n/languages.js';
-import { axeViolations, expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { axeViolations, expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 
@@ -138,25 +138,9 @@ describe('devices during the call', () => {
     const after = await sentTracks();
     expect(after.every((t) => t.endsWith(':live'))).toBe(true);
     expect(await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length)).toBe(1);
-    // The host still decodes new frames and audio from the guest.
-    const seen = await host.evaluate(async () => {
-      const stats = await (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs[0]!.getStats();
-      let frames = 0;
-      stats.forEach((s) => s.type === 'inbound-rtp' && s.kind === 'video' && (frames = s.framesDecoded));
-      return frames;
-    });
-    await expect
-      .poll(
-        () =>
-          host.evaluate(async () => {
-            const stats = await (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs[0]!.getStats();
-            let frames = 0;
-            stats.forEach((s) => s.type === 'inbound-rtp' && s.kind === 'video' && (frames = s.framesDecoded));
-            return frames;
-          }),
-        { timeout: 10_000 },
-      )
-      .toBeGreaterThan(seen + 20);
+    // The host still decodes new frames from the guest.
+    const seen = (await inboundStats(host)).framesDecoded;
+    await expect.poll(async () => (await inboundStats(host)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(seen + 20);
   });
 });
 

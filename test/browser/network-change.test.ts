@@ -5,10 +5,8 @@
 // both ways again. The timing targets (3 s median, 5 s worst) are measured by
 // bench/network-recovery.bench.ts; here a bound no frozen call can meet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error plain ESM script without types
-import { startCoturn } from '../../scripts/coturn.mjs';
 import { expectMediaFlowing, selectedPairs } from '../helpers/browser.js';
-import { measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../helpers/netns-world.js';
+import { measureRecovery, startNetworkWorld, startTurnWorld, waitForStall, type NetworkWorld, type TurnWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
@@ -90,22 +88,12 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
 });
 
 describe.skipIf(skip)('the guest\u2019s address changes in a relay-only call (TURN)', () => {
-  const SECRET = 'turn-test-secret-0123456789';
-  let turn: { url: string; stop(): Promise<void> } | undefined;
+  let turnWorld: TurnWorld;
   beforeAll(async () => {
-    network = createGuestNetwork();
-    // coturn on the veth address: the only one both browsers reach.
-    turn = await startCoturn({ secret: SECRET, address: network.hostAddress });
-    world = await startNetworkWorld(network, { TURN_SECRET: SECRET, TURN_URLS: turn!.url, ICE_TRANSPORT_POLICY: 'relay' });
+    turnWorld = await startTurnWorld(createGuestNetwork, { ICE_TRANSPORT_POLICY: 'relay' });
+    ({ world, network } = turnWorld);
   });
-  afterAll(async () => {
-    try {
-      await world?.close();
-      await turn?.stop();
-    } finally {
-      network?.destroy();
-    }
-  });
+  afterAll(() => turnWorld?.close());
 
   it('recovers through a new allocation from the new address, still relayed on both sides', { timeout: 90_000 }, async () => {
     const call = await world.call({ host: 'Dr Lee', guest: 'Patient' });

@@ -3,7 +3,7 @@
 // remove, and nobody locked out across reloads and a second host tab.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { countTones, expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 
@@ -13,20 +13,6 @@ beforeAll(async () => {
 afterEach(() => world.closeContexts());
 afterAll(() => world?.close());
 
-/** A participant page that counts the sounds it starts (the host's chime is Web Audio oscillators). */
-async function countingSounds(): Promise<Page> {
-  const page = await world.participant();
-  await page.addInitScript(() => {
-    const start = OscillatorNode.prototype.start;
-    (window as unknown as { __sounds: number }).__sounds = 0;
-    OscillatorNode.prototype.start = function (...args: Parameters<typeof start>) {
-      (window as unknown as { __sounds: number }).__sounds++;
-      return start.apply(this, args);
-    };
-  });
-  return page;
-}
-const sounds = (page: Page) => page.evaluate(() => (window as unknown as { __sounds: number }).__sounds);
 
 /** Opens the link and clicks Join; resolves once the page is in the waiting room. */
 async function knock(page: Page, url: string, name: string): Promise<void> {
@@ -52,7 +38,8 @@ describe('the waiting room', () => {
     expect(await guest.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(await apiRoom(room.token)).toMatchObject({ status: 'active', current_participants: [], waiting_participants: [expect.any(String)] });
 
-    const host = await countingSounds();
+    const host = await world.participant();
+    const tones = await countTones(host);
     await join(host, room.host_join_url, 'Dr. Ada');
     const entry = host.getByTestId('waiting-participant');
     await entry.waitFor();
@@ -60,7 +47,7 @@ describe('the waiting room', () => {
     expect(await entry.textContent()).toBe('Pat Patient');
     expect(await entry.getByTestId('admit-button').getAttribute('aria-label')).toBe('Admit Pat Patient');
     await expect.poll(() => host.title()).toMatch(/^\(1\) /);
-    await expect.poll(() => sounds(host)).toBeGreaterThan(0);
+    await expect.poll(tones).toBeGreaterThan(0);
     expect(await host.getByRole('status').first().textContent()).toContain('Pat Patient is waiting');
 
     const clicked = Date.now();

@@ -157,6 +157,22 @@ export function keepPeerConnections(): void {
   } as typeof RTCPeerConnection;
 }
 
+/**
+ * Counts the Web Audio tones a page starts (the host's chime, the speaker
+ * test): an init script wraps OscillatorNode.start. Returns the reader.
+ */
+export async function countTones(page: Page): Promise<() => Promise<number>> {
+  await page.addInitScript(() => {
+    const start = OscillatorNode.prototype.start;
+    (window as unknown as { __tones: number }).__tones = 0;
+    OscillatorNode.prototype.start = function (...args: Parameters<typeof start>) {
+      (window as unknown as { __tones: number }).__tones++;
+      return start.apply(this, args);
+    };
+  });
+  return () => page.evaluate(() => (window as unknown as { __tones: number }).__tones);
+}
+
 /** A browser context for one participant that keeps every RTCPeerConnection its pages make, so a test can read getStats(). */
 export async function participantContext(browser: Browser, viewport = { width: 1024, height: 720 }): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport });

@@ -17,6 +17,8 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { httpJson } from './api.js';
 import { CHROMIUM_ARGS, expectMediaFlowing, inboundStats, participantContext, type AnyPage } from './browser.js';
 import type { GuestNetwork } from './netns.js';
+// @ts-expect-error plain ESM script without types
+import { startCoturn } from '../../scripts/coturn.mjs';
 
 export interface NetworkWorld {
   /** http://<network.hostAddress>:<port>: PUBLIC_URL, so the join URLs and the allowed WebSocket origin. */
@@ -181,3 +183,45 @@ export async function mediaRate(page: AnyPage, ms: number): Promise<{ fps: numbe
   const audioPackets = after.audioPackets - before.audioPackets;
   return { fps: (frames * 1000) / ms, audioPps: (audioPackets * 1000) / ms, frames, audioPackets };
 }
+
+export interface TurnWorld {
+  network: GuestNetwork;
+  world: NetworkWorld;
+  turn: { url: string; stop(): Promise<void> };
+  /** Stops the world and coturn and removes the namespace; never throws. */
+  close(): Promise<void>;
+}
+
+/**
+ * A guest network, coturn on its veth address (the only one both browsers
+ * reach) with a REST secret, and a world whose participants get TURN
+ * credentials for it; `env` adds to the server's settings (ICE_TRANSPORT_POLICY...).
+ */
+export async function startTurnWorld(createNetwork: () => GuestNetwork, env: Record<string, string> = {}): Promise<TurnWorld> {
+  const secret = 'turn-test-secret-0123456789';
+  const network = createNetwork();
+  let turn: TurnWorld['turn'] | undefined;
+  try {
+    turn = (await startCoturn({ secret, address: network.hostAddress })) as TurnWorld['turn'];
+    const world = await startNetworkWorld(network, { TURN_SECRET: secret, TURN_URLS: turn.url, ...env });
+    const started = turn;
+    return {
+      network,
+      world,
+      turn: started,
+      close: async () => {
+        try {
+          await world.close();
+          await started.stop();
+        } finally {
+          network.destroy();
+        }
+      },
+    };
+  } catch (error) {
+    await turn?.stop().catch(() => {});
+    network.destroy();
+    throw error;
+  }
+}
+
