@@ -65,11 +65,14 @@ export async function startRedis({ log = () => {}, port: wantedPort, password } 
   return {
     url: `redis://${password ? `:${encodeURIComponent(password)}@` : ''}127.0.0.1:${port}`,
     port,
-    async stop() {
+    /** The process, for a test that freezes it (SIGSTOP, SIGCONT). */
+    pid: child.pid,
+    /** SIGTERM (a clean shutdown) by default; `stop('SIGKILL')` is Redis dying. */
+    async stop(signal = 'SIGTERM') {
       process.off('exit', killNow);
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
+      child.kill(signal);
       await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
       killNow();
     },

@@ -20,6 +20,8 @@ export function startJobs(
   const running = new Set<Promise<unknown>>();
   const timers = jobs.map((job) => {
     let busy = false;
+    // A database outage fails every run of every job: one warning when a job starts failing, one line when it works again.
+    let failedRuns = 0;
     const tick = () => {
       if (busy) return; // never overlap a slow run with the next one
       busy = true;
@@ -27,11 +29,14 @@ export function startJobs(
         .run()
         .then((result) => {
           onRun(job.name, 'ok');
+          if (failedRuns > 0) log.info({ job: job.name, failedRuns }, 'job works again');
+          failedRuns = 0;
           if (Array.isArray(result) && result.length) log.info({ job: job.name, count: result.length }, 'job done');
         })
         .catch((error: unknown) => {
           onRun(job.name, 'failed');
-          log.warn({ job: job.name, err: error }, 'job failed');
+          if (failedRuns++ === 0) log.warn({ job: job.name, err: error }, 'job failed (said once until it works again)');
+          else log.debug({ job: job.name, err: error }, 'job failed');
         })
         .finally(() => {
           busy = false;

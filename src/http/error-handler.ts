@@ -16,7 +16,7 @@ import {
 import { toFieldErrors } from './validation.js';
 
 /** Connection-level failures of the database: the service is unavailable, not broken. */
-function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   if (typeof e?.code === 'string' && (/^(08|57P0|53300)/.test(e.code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(e.code))) {
     return true;

@@ -14,6 +14,8 @@ export const en = {
   'page.left.text': 'Thank you. You can close this window now.',
   'page.unavailable.title': 'Not available',
   'page.unavailable.text': 'The call pages have not been built on this server.',
+  'page.restarting.title': 'Briefly unavailable',
+  'page.restarting.text': 'The video service is restarting. This page tries again by itself in a few seconds.',
   'page.noScript': 'This call needs JavaScript.',
   continue: 'Continue',
 
@@ -68,6 +70,7 @@ export const en = {
   'call.screenNotPossible': 'Screen sharing is not possible now.',
   'call.screenCancelled': 'Screen sharing was cancelled or is not allowed.',
   'call.joinFailed': 'Could not join.',
+  'call.joinDelayed': 'The service is briefly unavailable. Joining again in a moment…',
   'call.alone': 'Waiting for the others to join…',
   'call.switchCamera': 'Switch camera',
   'call.devices': 'Devices',
@@ -83,6 +86,8 @@ export const en = {
   'chat.message': 'Message',
   'chat.send': 'Send',
   'chat.you': 'You',
+  'chat.notSent': 'Not sent.',
+  'chat.retry': 'Retry',
   'chat.unread': { one: '{count} unread message', other: '{count} unread messages' },
 
   // Invites

@@ -15,6 +15,14 @@ import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
 
+/**
+ * When the participants here are announced again after Redis came back: at
+ * once, and then again, for the nodes that subscribed a moment later (those
+ * that reconnected in the same retry are milliseconds apart, the others up to
+ * one retry interval: Redis is retried every 0.2–2 s, buses/redis-buses.ts).
+ */
+const ANNOUNCE_AGAIN_AFTER_MS = [1000, 3000];
+
 export interface HubOptions {
   participation: ParticipationService;
   bus: SignalBus;
@@ -57,8 +65,13 @@ export function createHubContext(options: HubOptions): HubContext {
       inFlight.track(receiveDecision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
     },
   });
-  // People who joined on other nodes while Redis was away have never heard of each other.
-  options.bus.onReconnected?.(() => rooms.announceAll());
+  // People who joined on other nodes while Redis was away have never heard of
+  // each other. An announcement made before another node subscribed again is
+  // lost there, so it is repeated (pages ignore a peer they are connected to).
+  options.bus.onReconnected?.(() => {
+    rooms.announceAll();
+    for (const ms of ANNOUNCE_AGAIN_AFTER_MS) setTimeout(() => rooms.announceAll(), ms).unref();
+  });
   const context: HubContext = {
     options,
     participation,

@@ -44,7 +44,8 @@ export type SignalData = { description: { type: string; sdp?: string } } | { can
 export type ClientMessage =
   | { type: 'join'; requestId: string; joinToken: string; displayName: string; participantToken?: string }
   | { type: 'signal'; to: string; data: SignalData }
-  | { type: 'chat'; requestId: string; text: string }
+  /** `messageId` (optional, chosen by the page, at most 64 characters) is the same on a retry: a message that arrived late after all shows once. */
+  | { type: 'chat'; requestId: string; text: string; messageId?: string }
   | { type: 'media-state'; audio: boolean; video: boolean }
   | { type: 'screenshare-start'; requestId: string; streamId: string }
   | { type: 'screenshare-stop' }
@@ -133,7 +134,7 @@ export type ServerMessage =
   | { type: 'peer-reconnecting'; peerId: string }
   | { type: 'peer-left'; peerId: string }
   | { type: 'signal'; from: string; data: SignalData }
-  | { type: 'chat'; from: string; name: string; text: string; sentAt: string }
+  | { type: 'chat'; from: string; name: string; text: string; sentAt: string; messageId?: string }
   | { type: 'media-state'; from: string; audio: boolean; video: boolean }
   | { type: 'screenshare-started'; from: string; streamId: string }
   | { type: 'screenshare-stopped'; from: string }
@@ -208,7 +209,11 @@ export function parseClientMessage(raw: string): ParseResult {
       if (typeof value.text !== 'string' || value.text.trim() === '') return bad('text must be a non-empty string');
       if ([...value.text].length > MAX_CHAT_LENGTH) return bad(`text is limited to ${MAX_CHAT_LENGTH} characters`);
       const text = value.text;
-      return needsRequestId((id) => ({ type: 'chat', requestId: id, text }));
+      const { messageId } = value;
+      if (messageId !== undefined && (typeof messageId !== 'string' || messageId.length === 0 || messageId.length > MAX_REQUEST_ID_LENGTH)) {
+        return bad(`messageId must be a string of 1 to ${MAX_REQUEST_ID_LENGTH} characters`);
+      }
+      return needsRequestId((id) => ({ type: 'chat', requestId: id, text, ...(messageId !== undefined ? { messageId } : {}) }));
     }
     case 'media-state':
       if (typeof value.audio !== 'boolean' || typeof value.video !== 'boolean') return bad('audio and video must be booleans');

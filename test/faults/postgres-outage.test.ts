@@ -7,32 +7,18 @@
 // in both passes of the api set, with a different stop each time: a fast
 // shutdown (connections closed by the server) in the pglite pass, an immediate
 // one (the server dies, crash recovery on restart) in the postgres pass.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testDb } from '../helpers/database.js';
+import { startOwnPostgres, testDb, type OwnPostgres } from '../helpers/database.js';
 import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 
-const run = promisify(execFile);
 const MODE = testDb === 'postgres' ? 'immediate' : 'fast';
 const CLIENTS = 4;
 const OUTAGE_MS = 2_500;
 /** A request while the database is away must be answered within this (pg's connect timeout is 5 s). */
 const FAIL_FAST_MS = 6_000;
 
-interface Cluster {
-  url: string;
-  dataDir: string;
-  binDir: string;
-  stop(): Promise<void>;
-}
-const { startPostgres } = (await import(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/postgres.mjs'))) as {
-  startPostgres(options: { handleSignals: boolean }): Promise<Cluster>;
-};
-let cluster: Cluster | undefined;
+let cluster: OwnPostgres | undefined;
 let server: ServerProcess | undefined;
 
 afterAll(async () => {
@@ -40,18 +26,11 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-/** pg_ctl, as the postgres user when we are root (as scripts/postgres.mjs starts it). */
-async function pgCtl(args: string[]) {
-  const pgctl = path.join(cluster!.binDir, 'pg_ctl');
-  const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', pgctl, ...args]] : [pgctl, args];
-  await run(file, argv, { timeout: 60_000 });
-}
-
 const body = (name: string) => JSON.stringify({ name, meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' });
 
 describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
   it('fails fast with 503 while it is away, recovers by itself, loses nothing', { timeout: 180_000 }, async () => {
-    cluster = await startPostgres({ handleSignals: false });
+    cluster = await startOwnPostgres();
     // The throwaway cluster turns synchronous_commit off for speed: a commit is then acknowledged before
     // its WAL is written, and an immediate stop loses it. Production keeps PostgreSQL's default (on), as here.
     const admin = new pg.Client({ connectionString: cluster.url });
@@ -101,7 +80,7 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     await new Promise((r) => setTimeout(r, 1_000));
 
     phase = 'outage';
-    await pgCtl(['-D', cluster.dataDir, '-m', MODE, '-w', '-t', '60', 'stop']);
+    await cluster.halt(MODE);
     const stoppedAt = Date.now();
     await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
     const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(FAIL_FAST_MS) }).catch((error) => {
@@ -114,7 +93,7 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
 
     phase = 'restarted';
-    await pgCtl(['-D', cluster.dataDir, '-l', path.join(path.dirname(cluster.dataDir), 'postgres.log'), '-w', '-t', '60', 'start']);
+    await cluster.resume();
     const restartedAt = Date.now();
     // Recovery by itself: the load keeps going until created rooms come back, bounded.
     while (!results.some((r) => r.phase === 'restarted' && r.status === 201) && Date.now() - restartedAt < 20_000) {

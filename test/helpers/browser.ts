@@ -188,23 +188,33 @@ export interface InboundStats {
 /** A participant's page in either engine: Chromium through playwright, Firefox through puppeteer. */
 export type AnyPage = Page | FirefoxPage;
 
-/** Inbound media of the page's open peer connections: decoded video frames and received audio packets. */
-export async function inboundStats(page: AnyPage): Promise<InboundStats> {
+/** Inbound media of each of the page's open peer connections: decoded video frames and received audio packets. */
+export async function inboundStatsByConnection(page: AnyPage): Promise<InboundStats[]> {
   // Both libraries evaluate a function without arguments the same way; their signatures differ in generics only.
-  return (page as { evaluate(fn: () => Promise<InboundStats>): Promise<InboundStats> }).evaluate(async () => {
-    let framesDecoded = 0;
-    let audioPackets = 0;
+  return (page as { evaluate(fn: () => Promise<InboundStats[]>): Promise<InboundStats[]> }).evaluate(async () => {
+    const all: InboundStats[] = [];
     for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
       if (pc.connectionState === 'closed') continue;
+      const one = { framesDecoded: 0, audioPackets: 0 };
       const stats = await pc.getStats();
       stats.forEach((s) => {
         if (s.type !== 'inbound-rtp') return;
-        if (s.kind === 'video') framesDecoded += s.framesDecoded ?? 0;
-        if (s.kind === 'audio') audioPackets += s.packetsReceived ?? 0;
+        if (s.kind === 'video') one.framesDecoded += s.framesDecoded ?? 0;
+        if (s.kind === 'audio') one.audioPackets += s.packetsReceived ?? 0;
       });
+      all.push(one);
     }
-    return { framesDecoded, audioPackets };
+    return all;
   });
+}
+
+/** Inbound media of the page's open peer connections together. */
+export async function inboundStats(page: AnyPage): Promise<InboundStats> {
+  const all = await inboundStatsByConnection(page);
+  return {
+    framesDecoded: all.reduce((n, s) => n + s.framesDecoded, 0),
+    audioPackets: all.reduce((n, s) => n + s.audioPackets, 0),
+  };
 }
 
 /** Types of the local and remote candidates of each connection's selected pair. */

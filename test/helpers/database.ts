@@ -1,8 +1,13 @@
 // The database a test runs against: in-memory PGlite (TEST_DB=pglite, the
 // default) or a fresh database on the PostgreSQL server of TEST_DATABASE_URL
 // (TEST_DB=postgres), dropped again at the end.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
+// @ts-expect-error plain ESM script without types
+import { startPostgres } from '../../scripts/postgres.mjs';
 import { openPGlite, openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 
@@ -52,5 +57,35 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url: string
       await handle.close();
       await drop();
     },
+  };
+}
+
+export interface OwnPostgres {
+  url: string;
+  /** pg_ctl stop: `fast` closes the connections; `immediate` is the server dying (crash recovery on start). */
+  halt(mode: 'fast' | 'immediate'): Promise<void>;
+  /** pg_ctl start on the same data and port. */
+  resume(): Promise<void>;
+  /** Stops it for good and deletes its data. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A throwaway PostgreSQL cluster of the test's own, never the shared test
+ * server, for the tests that stop and start it (the fault and cluster tests).
+ */
+export async function startOwnPostgres(): Promise<OwnPostgres> {
+  const cluster: { url: string; dataDir: string; binDir: string; stop(): Promise<void> } = await startPostgres({ handleSignals: false });
+  // As the postgres user when we are root (as scripts/postgres.mjs starts it).
+  const pgCtl = async (args: string[]) => {
+    const pgctl = path.join(cluster.binDir, 'pg_ctl');
+    const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', pgctl, ...args]] : [pgctl, args];
+    await promisify(execFile)(file, argv, { timeout: 60_000 });
+  };
+  return {
+    url: cluster.url,
+    halt: (mode) => pgCtl(['-D', cluster.dataDir, '-m', mode, '-w', '-t', '60', 'stop']),
+    resume: () => pgCtl(['-D', cluster.dataDir, '-l', path.join(path.dirname(cluster.dataDir), 'postgres.log'), '-w', '-t', '60', 'start']),
+    stop: () => cluster.stop(),
   };
 }

@@ -2,7 +2,7 @@
 // one-second graces: abrupt disconnects, resuming, ending, restarting, dead nodes.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
+import { createParticipationService, MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
@@ -157,19 +157,43 @@ describe('lifecycle', () => {
     expect((await server.getRoom(room.token)).status).toBe('started');
   });
 
-  it('marks the participants of a node that stopped its heartbeat as left, and ends their room', async () => {
+  /** A guest in a new room, as if connected through another node whose last heartbeat was 10 s ago. */
+  async function guestOfSilentNode(nodeId: string) {
     const room = await server.createRoom();
     const guest = await server.connect();
     const g = await guest.join(room.guest_token);
-    // Pretend the participant is connected through another node that died 10 s ago.
     const db = server.services.database.db;
-    await sql`insert into nodes (id, started_at, heartbeat_at) values ('ghost', now() - interval '1 minute', now() - interval '10 seconds')`.execute(db);
-    await sql`update participants set node_id = 'ghost' where token = ${g.participantToken}`.execute(db);
+    await sql`insert into nodes (id, started_at, heartbeat_at) values (${nodeId}, now() - interval '1 minute', now() - interval '10 seconds')`.execute(db);
+    await sql`update participants set node_id = ${nodeId} where token = ${g.participantToken}`.execute(db);
+    return { room, participantToken: g.participantToken };
+  }
+
+  it('marks the participants of a node that stopped its heartbeat as left, and ends their room', async () => {
+    // The other node died 10 s ago.
+    const { room } = await guestOfSilentNode('ghost');
     await server.services.participation.sweep();
     expect(await participantsOf(room.token)).toEqual([]);
     await sleep(1100);
     await server.services.participation.sweep();
     expect((await server.getRoom(room.token)).status).toBe('ended');
+  });
+
+  it('after the database was away, gives other nodes NODE_DEAD_AFTER_SECONDS to beat again before marking their participants left', async () => {
+    // The other node's last beat is 10 s old because the database was away for every node, this one included.
+    const { room, participantToken } = await guestOfSilentNode('paused');
+    const { repos, feedback, clock, ids } = server.services;
+    let away = true;
+    const repo = { ...repos.participants, heartbeat: (id: string, now: Date) => (away ? Promise.reject(new Error('connect ECONNREFUSED')) : repos.participants.heartbeat(id, now)) };
+    const survivor = createParticipationService({ repo, rooms: repos.rooms, tenants: repos.tenants, feedback, clock, ids, nodeId: 'survivor', roomEndGraceSeconds: 1, nodeDeadAfterSeconds: 2 });
+    await expect(survivor.sweep()).rejects.toThrow('ECONNREFUSED');
+    away = false;
+    await survivor.sweep();
+    expect(await participantsOf(room.token)).toEqual([participantToken]);
+    // The paused node never beats again: dead once NODE_DEAD_AFTER_SECONDS have passed since the database came back.
+    await sleep(2100);
+    await survivor.sweep();
+    expect(await participantsOf(room.token)).toEqual([]);
+    await sql`delete from nodes where id in ('paused', 'survivor')`.execute(server.services.database.db);
   });
 
   it('keeps participants of live nodes when the sweep runs on every node at once', async () => {

@@ -72,9 +72,10 @@ export function startCall(options: CallOptions): void {
     microphone: (id) => void localMedia.useMicrophone(id),
     speaker: (id) => localMedia.useSpeaker(id),
   });
-  const chat = createChat(async (message) => {
-    const reply = await signaling.request({ type: 'chat', text: message });
-    if (reply.type === 'error') stage.say(errorText(reply.code));
+  const chat = createChat(async (message, messageId) => {
+    const reply = await signaling.request({ type: 'chat', text: message, messageId });
+    // Not sent for want of a path between the nodes: the line itself says so and offers Retry; other refusals say why.
+    if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(errorText(reply.code));
     return reply.type === 'ack';
   });
 
@@ -83,6 +84,7 @@ export function startCall(options: CallOptions): void {
     displayName: options.name,
     socket: options.socket,
     onDown: () => health.lost(),
+    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
     onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
     onWaiting: (entry) => {
@@ -257,10 +259,15 @@ export function startCall(options: CallOptions): void {
         peers.connectionLost(message.peerId, true);
         return;
       case 'peer-present':
-        // Announced again after the server's nodes found each other again: call only someone new.
-        if (peers.has(message.peer.id)) return;
-        peers.add(message.peer);
-        mesh.add(message.peer.id, true);
+        // Announced again after the server's nodes found each other again (Redis
+        // was away): someone new gets a tile, and a connection that never
+        // completed starts over (mesh.present decides which side calls).
+        if (mesh.isConnected(message.peer.id)) return;
+        if (!peers.has(message.peer.id)) peers.add(message.peer);
+        mesh.present(message.peer.id);
+        // What they missed meanwhile: our microphone and camera state, a share in progress.
+        signaling.send({ type: 'media-state', audio: audioOn, video: videoOn });
+        await screenShare.announceAgain();
         return;
       case 'peer-left':
         peers.remove(message.peerId);
@@ -268,7 +275,7 @@ export function startCall(options: CallOptions): void {
       case 'signal':
         return mesh.signal(message.from, message.data);
       case 'chat':
-        chat.append(message.name, message.text);
+        chat.append(message);
         if (panel !== 'chat' || !settings.chat) controls.setUnread(++unread);
         return;
       case 'media-state':

@@ -13,6 +13,8 @@ import type { SignalData } from '../../src/realtime/protocol.js';
 
 /** While a connection stays failed, ICE is restarted this often (the first time at once). */
 const RESTART_FAILED_EVERY_MS = 4000;
+/** An offer of ours younger than this may still be answered: a repeated announcement leaves it be. */
+const OFFER_IN_FLIGHT_MS = 1500;
 
 /**
  * On a thin link the voice matters more than the picture: audio senders get
@@ -49,6 +51,8 @@ class Peer {
   readonly pc: RTCPeerConnection;
   private makingOffer = false;
   private ignoreOffer = false;
+  /** When our offer now waiting for its answer went out. */
+  private offeredAt = 0;
   private readonly polite: boolean;
   private restartTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -84,6 +88,11 @@ class Peer {
     if (this.pc.signalingState === 'have-local-offer' && d) this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
   }
 
+  /** Whether an offer of ours went out a moment ago and its answer may still come. */
+  offerInFlight(): boolean {
+    return this.pc.signalingState === 'have-local-offer' && Date.now() - this.offeredAt < OFFER_IN_FLIGHT_MS;
+  }
+
   /** Whether `sdp` comes from another connection than the one this one has been talking to. */
   isFromNewConnection(sdp: string | undefined): boolean {
     const known = fingerprintOf(this.pc.remoteDescription?.sdp);
@@ -100,6 +109,7 @@ class Peer {
       this.makingOffer = true;
       await this.pc.setLocalDescription();
       const d = this.pc.localDescription!;
+      this.offeredAt = Date.now();
       this.events.send(this.id, { description: { type: d.type, sdp: d.sdp } });
     } catch {
       // A newer negotiation supersedes this one.
@@ -179,6 +189,26 @@ export class Mesh {
   /** The peer came back after its own dropped connection: what it may have missed is sent again. */
   peerBack(id: string): void {
     this.peers.get(id)?.resendPendingOffer();
+  }
+
+  /**
+   * `peer-present`: the server's nodes can reach each other again, and what
+   * went between this peer and us meanwhile may never have arrived (an offer
+   * made during the outage, its candidates). A connected peer is left alone
+   * (its media flows peer to peer), and so is one whose negotiation completed
+   * and whose ICE checks are under way (a relayed path may take seconds; one
+   * that fails restarts ICE by itself). Otherwise exactly one side calls again,
+   * so that two fresh offers never cross: the impolite one (the smaller peer
+   * id, as in perfect negotiation) with a new connection, unless an offer of
+   * its own has just gone out; the polite one answers it (a description from
+   * a new connection replaces its own, see signal()). The server announces
+   * again after a moment, so a call lost the first time goes out again.
+   */
+  present(id: string): void {
+    const pc = this.peers.get(id)?.pc;
+    const underWay = pc?.connectionState === 'connected' || (pc?.connectionState === 'connecting' && pc.signalingState === 'stable');
+    if (underWay || this.selfId > id || this.peers.get(id)?.offerInFlight()) return;
+    this.add(id, true);
   }
 
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */

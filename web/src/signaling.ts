@@ -206,12 +206,17 @@ export class Signaling {
     this.retryTimer = setTimeout(() => this.connect(), delay);
   }
 
+  /**
+   * Sends a request and resolves with its one reply. When none can come (the
+   * connection was lost, or no answer within `timeoutMs`) the page makes up an
+   * `unavailable` error with an empty requestId: the server never answered.
+   */
   request(message: Body<Extract<ClientMessage, { requestId: string }>>, timeoutMs = 10_000): Promise<Reply> {
     const requestId = `q${++this.counter}`;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending.delete(requestId);
-        resolve({ type: 'error', code: 'unavailable', message: 'no answer', requestId });
+        resolve({ type: 'error', code: 'unavailable', message: 'no answer', requestId: '' });
       }, timeoutMs);
       this.pending.set(requestId, (reply) => {
         clearTimeout(timer);

@@ -130,6 +130,10 @@ interface Deps {
 }
 
 export function createParticipationService({ repo, rooms, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
+  /** This node's last heartbeat failed (the database was away), and when it worked again. */
+  let heartbeatFailed = false;
+  let databaseBackAt: Date | null = null;
+
   async function resolve(joinToken: string) {
     if (!TOKEN_PATTERN.test(joinToken)) return null;
     return repo.findByJoinToken(joinToken);
@@ -260,8 +264,21 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
      */
     async sweep(): Promise<{ endedRooms: number[] }> {
       const now = clock.now();
-      await repo.heartbeat(nodeId, now);
-      await repo.leaveNodes({ deadBefore: new Date(now.getTime() - nodeDeadAfterSeconds * 1000) }, now);
+      try {
+        await repo.heartbeat(nodeId, now);
+      } catch (error) {
+        heartbeatFailed = true;
+        throw error;
+      }
+      if (heartbeatFailed) {
+        heartbeatFailed = false;
+        databaseBackAt = now;
+      }
+      const deadBefore = new Date(now.getTime() - nodeDeadAfterSeconds * 1000);
+      // When the database was away, every node's heartbeat is old, not only a
+      // dead one's: the others get NODE_DEAD_AFTER_SECONDS from its return to
+      // beat again before their participants count as gone (docs/deploy.md).
+      if (databaseBackAt === null || databaseBackAt <= deadBefore) await repo.leaveNodes({ deadBefore }, now);
       return { endedRooms: await rooms.endEmptyRooms(graceWindowStart(now, roomEndGraceSeconds), now) };
     },
 

@@ -13,9 +13,13 @@ import { catalogueFor, translate } from '../../i18n/translate.js';
 import type { IceServerInfo } from '../../realtime/protocol.js';
 import { iceServersFor } from '../../realtime/turn-credentials.js';
 import type { Services } from '../../services.js';
+import { isDatabaseUnavailable } from '../error-handler.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';
 import { escapeHtml, messagePage, NON_PAGE_HEADERS, pageHeaders, renderPage } from './page-html.js';
 import { loadWebBuild, type WebBuild } from './web-assets.js';
+
+/** How often a join page answered while the database is away loads again. */
+const RETRY_PAGE_SECONDS = 3;
 
 /** What the join page's script needs; rendered into a JSON block. */
 export interface JoinPageData {
@@ -56,14 +60,25 @@ export const joinRoutes =
       chooseLanguage({ query: queryValue(request.query, 'lang'), roomLocale, acceptLanguage: request.headers['accept-language'] });
     const invalidLink = (request: FastifyRequest) => messagePage(build, languageOf(request), 'notFound', 'not-found');
 
+    // The database restarting: a person who opens their link meanwhile gets a page, not an error, and it
+    // loads again by itself (the Refresh header needs no script) until the join screen comes (docs/deploy.md).
+    const unavailable = (request: FastifyRequest) => messagePage(build, languageOf(request), 'restarting', 'unavailable');
+
     app.get('/join/:token', { schema: { hide: true, params: Type.Object({ token: Type.String({ maxLength: 200 }) }) } }, async (request, reply) => {
       pageHeaders(reply, publicUrl);
-      const access = await services.participation.resolve(request.params.token);
-      if (!access) return reply.status(404).send(invalidLink(request));
-      const { room, role } = access;
+      let found;
+      try {
+        const access = await services.participation.resolve(request.params.token);
+        found = access && { ...access, frameAncestors: await services.tenants.frameAncestors(access.room.tenant_id) };
+      } catch (error) {
+        if (!isDatabaseUnavailable(error)) throw error;
+        return reply.status(503).header('retry-after', String(RETRY_PAGE_SECONDS)).header('refresh', String(RETRY_PAGE_SECONDS)).send(unavailable(request));
+      }
+      if (!found) return reply.status(404).send(invalidLink(request));
+      const { room, role } = found;
       const lang = languageOf(request, room.locale);
       // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
-      pageHeaders(reply, publicUrl, await services.tenants.frameAncestors(room.tenant_id));
+      pageHeaders(reply, publicUrl, found.frameAncestors);
       if (!acceptsParticipants(room.status)) return reply.status(410).send(messagePage(build, lang, 'closed', 'room-closed'));
       if (!build) return reply.status(503).send(messagePage(null, lang, 'unavailable'));
       // ?name= pre-fills the name over the room's display name.

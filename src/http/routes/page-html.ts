@@ -92,7 +92,7 @@ export function renderPage(options: { lang: Language; title: string; body: strin
 }
 
 /** A page with one message and no form: unknown link, closed room, after the call. */
-export function messagePage(build: WebBuild | null, lang: Language, page: 'notFound' | 'closed' | 'left' | 'unavailable', testId?: string): string {
+export function messagePage(build: WebBuild | null, lang: Language, page: 'notFound' | 'closed' | 'left' | 'unavailable' | 'restarting', testId?: string): string {
   const title = translate(lang, `page.${page}.title`);
   const text = translate(lang, `page.${page}.text`);
   const attr = testId ? ` data-testid="${escapeHtml(testId)}"` : '';

@@ -11,6 +11,8 @@ export const ar: Catalogue = {
   'page.left.text': 'شكرًا لك. يمكنك إغلاق هذه النافذة الآن.',
   'page.unavailable.title': 'غير متاح',
   'page.unavailable.text': 'صفحات المكالمات غير مثبّتة على هذا الخادم.',
+  'page.restarting.title': 'غير متاح مؤقتًا',
+  'page.restarting.text': 'تتم إعادة تشغيل خدمة الفيديو. ستعيد هذه الصفحة المحاولة تلقائيًا خلال ثوانٍ.',
   'page.noScript': 'تتطلب هذه المكالمة تفعيل JavaScript.',
   continue: 'متابعة',
 
@@ -63,6 +65,7 @@ export const ar: Catalogue = {
   'call.screenNotPossible': 'لا يمكن مشاركة الشاشة الآن.',
   'call.screenCancelled': 'أُلغيت مشاركة الشاشة أو أنها غير مسموح بها.',
   'call.joinFailed': 'تعذّر الانضمام.',
+  'call.joinDelayed': 'الخدمة غير متاحة مؤقتًا. ستتم إعادة المحاولة بعد لحظات…',
   'call.alone': 'في انتظار انضمام الآخرين…',
   'call.switchCamera': 'تبديل الكاميرا',
   'call.devices': 'الأجهزة',
@@ -78,6 +81,8 @@ export const ar: Catalogue = {
   'chat.message': 'رسالة',
   'chat.send': 'إرسال',
   'chat.you': 'أنت',
+  'chat.notSent': 'لم تُرسَل.',
+  'chat.retry': 'إعادة المحاولة',
   'chat.unread': { zero: 'لا توجد رسائل غير مقروءة', one: 'رسالة واحدة غير مقروءة', two: 'رسالتان غير مقروءتين', few: '{count} رسائل غير مقروءة', many: '{count} رسالة غير مقروءة', other: '{count} رسالة غير مقروءة' },
 
   // Invites

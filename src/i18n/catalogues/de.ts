@@ -11,6 +11,8 @@ export const de: Catalogue = {
   'page.left.text': 'Vielen Dank. Sie können dieses Fenster jetzt schließen.',
   'page.unavailable.title': 'Nicht verfügbar',
   'page.unavailable.text': 'Die Gesprächsseiten sind auf diesem Server nicht eingerichtet.',
+  'page.restarting.title': 'Kurz nicht erreichbar',
+  'page.restarting.text': 'Der Videodienst startet gerade neu. Diese Seite versucht es in wenigen Sekunden von selbst erneut.',
   'page.noScript': 'Für dieses Gespräch wird JavaScript benötigt.',
   continue: 'Weiter',
 
@@ -63,6 +65,7 @@ export const de: Catalogue = {
   'call.screenNotPossible': 'Der Bildschirm kann gerade nicht geteilt werden.',
   'call.screenCancelled': 'Das Teilen des Bildschirms wurde abgebrochen oder ist nicht erlaubt.',
   'call.joinFailed': 'Die Teilnahme ist fehlgeschlagen.',
+  'call.joinDelayed': 'Der Dienst ist kurz nicht erreichbar. Sie werden gleich erneut verbunden…',
   'call.alone': 'Warten auf die anderen Teilnehmenden …',
   'call.switchCamera': 'Kamera wechseln',
   'call.devices': 'Geräte',
@@ -78,6 +81,8 @@ export const de: Catalogue = {
   'chat.message': 'Nachricht',
   'chat.send': 'Senden',
   'chat.you': 'Sie',
+  'chat.notSent': 'Nicht gesendet.',
+  'chat.retry': 'Erneut senden',
   'chat.unread': { one: '{count} ungelesene Nachricht', other: '{count} ungelesene Nachrichten' },
 
   // Invites

@@ -11,6 +11,8 @@ export const es: Catalogue = {
   'page.left.text': 'Gracias. Ya puede cerrar esta ventana.',
   'page.unavailable.title': 'No disponible',
   'page.unavailable.text': 'Las páginas de llamada no están instaladas en este servidor.',
+  'page.restarting.title': 'No disponible por un momento',
+  'page.restarting.text': 'El servicio de vídeo se está reiniciando. Esta página volverá a intentarlo sola en unos segundos.',
   'page.noScript': 'Esta llamada necesita JavaScript.',
   continue: 'Continuar',
 
@@ -63,6 +65,7 @@ export const es: Catalogue = {
   'call.screenNotPossible': 'Ahora no se puede compartir la pantalla.',
   'call.screenCancelled': 'No se compartió la pantalla: se canceló o no está permitido.',
   'call.joinFailed': 'No fue posible unirse a la llamada.',
+  'call.joinDelayed': 'El servicio no está disponible por un momento. Volvemos a intentarlo enseguida…',
   'call.alone': 'Esperando a que se unan los demás…',
   'call.switchCamera': 'Cambiar de cámara',
   'call.devices': 'Dispositivos',
@@ -78,6 +81,8 @@ export const es: Catalogue = {
   'chat.message': 'Mensaje',
   'chat.send': 'Enviar',
   'chat.you': 'Usted',
+  'chat.notSent': 'No enviado.',
+  'chat.retry': 'Reintentar',
   'chat.unread': { one: '{count} mensaje sin leer', many: '{count} de mensajes sin leer', other: '{count} mensajes sin leer' },
 
   // Invites

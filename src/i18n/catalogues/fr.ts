@@ -11,6 +11,8 @@ export const fr: Catalogue = {
   'page.left.text': 'Merci. Vous pouvez maintenant fermer cette fenêtre.',
   'page.unavailable.title': 'Non disponible',
   'page.unavailable.text': 'Les pages d’appel ne sont pas installées sur ce serveur.',
+  'page.restarting.title': 'Momentanément indisponible',
+  'page.restarting.text': 'Le service vidéo redémarre. Cette page réessaie d’elle-même dans quelques secondes.',
   'page.noScript': 'Cet appel nécessite JavaScript.',
   continue: 'Continuer',
 
@@ -63,6 +65,7 @@ export const fr: Catalogue = {
   'call.screenNotPossible': 'Le partage d’écran n’est pas possible pour le moment.',
   'call.screenCancelled': 'Le partage d’écran a été annulé ou n’est pas autorisé.',
   'call.joinFailed': 'Impossible de rejoindre l’appel.',
+  'call.joinDelayed': 'Le service est momentanément indisponible. Nouvelle tentative dans un instant…',
   'call.alone': 'En attente des autres participants…',
   'call.switchCamera': 'Changer de caméra',
   'call.devices': 'Appareils',
@@ -78,6 +81,8 @@ export const fr: Catalogue = {
   'chat.message': 'Message',
   'chat.send': 'Envoyer',
   'chat.you': 'Vous',
+  'chat.notSent': 'Non envoyé.',
+  'chat.retry': 'Réessayer',
   'chat.unread': { one: '{count} message non lu', many: '{count} de messages non lus', other: '{count} messages non lus' },
 
   // Invites

@@ -11,6 +11,8 @@ export const it: Catalogue = {
   'page.left.text': 'Grazie. Ora può chiudere questa finestra.',
   'page.unavailable.title': 'Non disponibile',
   'page.unavailable.text': 'Le pagine della chiamata non sono installate su questo server.',
+  'page.restarting.title': 'Momentaneamente non disponibile',
+  'page.restarting.text': 'Il servizio video si sta riavviando. Questa pagina riprova da sola tra pochi secondi.',
   'page.noScript': 'Questa chiamata richiede JavaScript.',
   continue: 'Continua',
 
@@ -63,6 +65,7 @@ export const it: Catalogue = {
   'call.screenNotPossible': 'Al momento non è possibile condividere lo schermo.',
   'call.screenCancelled': 'La condivisione dello schermo è stata annullata o non è consentita.',
   'call.joinFailed': 'Impossibile partecipare.',
+  'call.joinDelayed': 'Il servizio è momentaneamente non disponibile. Nuovo tentativo tra un attimo…',
   'call.alone': 'In attesa degli altri partecipanti…',
   'call.switchCamera': 'Cambia fotocamera',
   'call.devices': 'Dispositivi',
@@ -78,6 +81,8 @@ export const it: Catalogue = {
   'chat.message': 'Messaggio',
   'chat.send': 'Invia',
   'chat.you': 'Lei',
+  'chat.notSent': 'Non inviato.',
+  'chat.retry': 'Riprova',
   'chat.unread': { one: '{count} messaggio non letto', many: '{count} di messaggi non letti', other: '{count} messaggi non letti' },
 
   // Invites

@@ -11,6 +11,8 @@ export const nl: Catalogue = {
   'page.left.text': 'Bedankt. U kunt dit venster nu sluiten.',
   'page.unavailable.title': 'Niet beschikbaar',
   'page.unavailable.text': 'De gesprekspagina’s zijn niet op deze server geïnstalleerd.',
+  'page.restarting.title': 'Even niet beschikbaar',
+  'page.restarting.text': 'De videodienst wordt opnieuw gestart. Deze pagina probeert het over een paar seconden vanzelf opnieuw.',
   'page.noScript': 'Voor dit gesprek is JavaScript nodig.',
   continue: 'Doorgaan',
 
@@ -63,6 +65,7 @@ export const nl: Catalogue = {
   'call.screenNotPossible': 'Scherm delen is nu niet mogelijk.',
   'call.screenCancelled': 'Scherm delen is geannuleerd of niet toegestaan.',
   'call.joinFailed': 'Deelnemen is niet gelukt.',
+  'call.joinDelayed': 'De dienst is even niet beschikbaar. Zo meteen wordt opnieuw verbonden…',
   'call.alone': 'Wachten tot de anderen deelnemen…',
   'call.switchCamera': 'Andere camera',
   'call.devices': 'Apparaten',
@@ -78,6 +81,8 @@ export const nl: Catalogue = {
   'chat.message': 'Bericht',
   'chat.send': 'Versturen',
   'chat.you': 'U',
+  'chat.notSent': 'Niet verzonden.',
+  'chat.retry': 'Opnieuw proberen',
   'chat.unread': { one: '{count} ongelezen bericht', other: '{count} ongelezen berichten' },
 
   // Invites

@@ -11,6 +11,8 @@ export const pl: Catalogue = {
   'page.left.text': 'Dziękujemy. Można już zamknąć to okno.',
   'page.unavailable.title': 'Niedostępne',
   'page.unavailable.text': 'Strony rozmów nie zostały zainstalowane na tym serwerze.',
+  'page.restarting.title': 'Chwilowo niedostępne',
+  'page.restarting.text': 'Usługa wideo uruchamia się ponownie. Ta strona za kilka sekund spróbuje ponownie sama.',
   'page.noScript': 'Ta rozmowa wymaga włączonego JavaScriptu.',
   continue: 'Dalej',
 
@@ -63,6 +65,7 @@ export const pl: Catalogue = {
   'call.screenNotPossible': 'Udostępnianie ekranu nie jest teraz możliwe.',
   'call.screenCancelled': 'Udostępnianie ekranu zostało anulowane lub jest niedozwolone.',
   'call.joinFailed': 'Nie udało się dołączyć.',
+  'call.joinDelayed': 'Usługa jest chwilowo niedostępna. Za moment nastąpi ponowna próba…',
   'call.alone': 'Oczekiwanie na pozostałych uczestników…',
   'call.switchCamera': 'Przełącz kamerę',
   'call.devices': 'Urządzenia',
@@ -78,6 +81,8 @@ export const pl: Catalogue = {
   'chat.message': 'Wiadomość',
   'chat.send': 'Wyślij',
   'chat.you': 'Ty',
+  'chat.notSent': 'Nie wysłano.',
+  'chat.retry': 'Ponów',
   'chat.unread': { one: '{count} nieprzeczytana wiadomość', few: '{count} nieprzeczytane wiadomości', many: '{count} nieprzeczytanych wiadomości', other: '{count} nieprzeczytanej wiadomości' },
 
   // Invites

@@ -11,6 +11,8 @@ export const pt: Catalogue = {
   'page.left.text': 'Obrigado. Você já pode fechar esta janela.',
   'page.unavailable.title': 'Indisponível',
   'page.unavailable.text': 'As páginas de chamada não estão instaladas neste servidor.',
+  'page.restarting.title': 'Indisponível por um momento',
+  'page.restarting.text': 'O serviço de vídeo está a reiniciar. Esta página tenta de novo sozinha dentro de alguns segundos.',
   'page.noScript': 'Esta chamada precisa de JavaScript.',
   continue: 'Continuar',
 
@@ -63,6 +65,7 @@ export const pt: Catalogue = {
   'call.screenNotPossible': 'Não é possível compartilhar a tela agora.',
   'call.screenCancelled': 'O compartilhamento de tela foi cancelado ou não é permitido.',
   'call.joinFailed': 'Não foi possível entrar.',
+  'call.joinDelayed': 'O serviço está indisponível por um momento. Vamos tentar de novo já a seguir…',
   'call.alone': 'Aguardando os demais participantes…',
   'call.switchCamera': 'Trocar câmera',
   'call.devices': 'Dispositivos',
@@ -78,6 +81,8 @@ export const pt: Catalogue = {
   'chat.message': 'Mensagem',
   'chat.send': 'Enviar',
   'chat.you': 'Você',
+  'chat.notSent': 'Não enviada.',
+  'chat.retry': 'Tentar de novo',
   'chat.unread': { one: '{count} mensagem não lida', many: '{count} de mensagens não lidas', other: '{count} mensagens não lidas' },
 
   // Invites

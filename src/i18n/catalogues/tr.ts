@@ -11,6 +11,8 @@ export const tr: Catalogue = {
   'page.left.text': 'Teşekkür ederiz. Bu pencereyi artık kapatabilirsiniz.',
   'page.unavailable.title': 'Kullanılamıyor',
   'page.unavailable.text': 'Görüşme sayfaları bu sunucuda kurulu değil.',
+  'page.restarting.title': 'Kısa süreliğine kullanılamıyor',
+  'page.restarting.text': 'Görüntülü görüşme hizmeti yeniden başlatılıyor. Bu sayfa birkaç saniye içinde kendiliğinden yeniden deneyecek.',
   'page.noScript': 'Bu görüşme için JavaScript gereklidir.',
   continue: 'Devam',
 
@@ -63,6 +65,7 @@ export const tr: Catalogue = {
   'call.screenNotPossible': 'Şu anda ekran paylaşılamıyor.',
   'call.screenCancelled': 'Ekran paylaşımı iptal edildi veya buna izin verilmiyor.',
   'call.joinFailed': 'Görüşmeye katılınamadı.',
+  'call.joinDelayed': 'Hizmet kısa süreliğine kullanılamıyor. Birazdan yeniden deneniyor…',
   'call.alone': 'Diğer katılımcılar bekleniyor…',
   'call.switchCamera': 'Kamerayı değiştir',
   'call.devices': 'Cihazlar',
@@ -78,6 +81,8 @@ export const tr: Catalogue = {
   'chat.message': 'Mesaj',
   'chat.send': 'Gönder',
   'chat.you': 'Siz',
+  'chat.notSent': 'Gönderilmedi.',
+  'chat.retry': 'Yeniden dene',
   'chat.unread': { one: '{count} okunmamış mesaj', other: '{count} okunmamış mesaj' },
 
   // Invites

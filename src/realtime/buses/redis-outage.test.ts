@@ -9,7 +9,7 @@ import { eventually } from '../../../test/helpers/wait.js';
 import { connectRedisBuses, redisAddress, type RedisBuses, type RedisConnectionChange } from './redis-buses.js';
 import type { SignalEnvelope } from './signal-bus.js';
 
-type RedisServer = { url: string; port: number; stop(): Promise<void> };
+type RedisServer = { url: string; port: number; pid: number; stop(): Promise<void> };
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
@@ -86,6 +86,23 @@ describe('Redis buses through an outage', () => {
     await eventually(() => received.includes('after'), 10_000, 'the message sent after recovery arrives');
     await new Promise((r) => setTimeout(r, 200));
     expect(received).toEqual(['after']);
+  });
+
+  it('refuses a publish after 2 s while Redis is frozen (SIGSTOP), which Redis may still deliver once it thaws', async () => {
+    const server = await redisOn();
+    const sender = await buses(server.url);
+    const receiver = await buses(server.url);
+    const received: string[] = [];
+    receiver.signals.subscribe(8, (e) => received.push((e.message as { text: string }).text));
+    process.kill(server.pid, 'SIGSTOP');
+    cleanup.push(async () => void process.kill(server.pid, 'SIGCONT')); // a stopped process ignores SIGTERM
+    const started = Date.now();
+    await expect(sender.signals.publish(8, envelope('frozen'))).rejects.toThrow('no answer from Redis');
+    expect(Date.now() - started).toBeLessThan(3000);
+    // No connection closed: the TCP stream still holds the PUBLISH, and Redis runs it when it thaws. This is
+    // why the page gives a retried chat message the same messageId and shows a messageId once (docs/signaling.md).
+    process.kill(server.pid, 'SIGCONT');
+    await eventually(() => received.includes('frozen'), 10_000, 'the refused message arrives after the thaw');
   });
 
   it('starts without Redis within a few seconds, and is up once Redis starts', async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture } from '../hub.test-support.js';
+import { parseClientMessage, type ClientMessage } from '../protocol.js';
 import { sendChat } from './chat.js';
 
 const hub = useHubFixture();
@@ -26,6 +27,19 @@ describe('chat', () => {
     ]);
     expect(other.host.connection.sent).toEqual([]);
     expect(other.guest.connection.sent).toEqual([]);
+  });
+
+  it("passes the page's messageId on (the same on a retry), and refuses one that is not a short string", async () => {
+    const { host, guest } = await callOfTwo();
+    const parsed = parseClientMessage(JSON.stringify({ type: 'chat', requestId: 'c4', text: 'once', messageId: 'm-1' }));
+    expect(parsed).toEqual({ ok: true, message: { type: 'chat', requestId: 'c4', text: 'once', messageId: 'm-1' } });
+    await dispatch(hub().ctx, host.session, (parsed as { message: ClientMessage }).message);
+    expect(guest.connection.all('chat')).toEqual([
+      { type: 'chat', from: host.joined.self.id, name: 'Dr. Ada', text: 'once', sentAt: hub().clock.now().toISOString(), messageId: 'm-1' },
+    ]);
+    for (const messageId of ['', 'x'.repeat(65), 7, null]) {
+      expect(parseClientMessage(JSON.stringify({ type: 'chat', requestId: 'c5', text: 'hi', messageId }))).toMatchObject({ ok: false, code: 'bad-request', requestId: 'c5' });
+    }
   });
 
   it('is refused from a connection that has not joined the call', async () => {

@@ -1,8 +1,9 @@
 // `chat`: a text message to everyone else in the call. The server stamps the
 // sender's name and the time, so that nobody can write in another's name. The
 // sender's acknowledgement means the message went out to every node; when it
-// could not (Redis away), the sender is told and nobody gets it, so a retry
-// never shows twice.
+// could not (Redis away, or no answer from it within 2 s), the sender is told.
+// Nobody gets it then, except from a Redis that froze and took the message
+// after all: a retry carries the same messageId, so the page shows it once.
 import { fail, reply } from '../session.js';
 import type { CallHandler } from './call-handler.js';
 
@@ -12,7 +13,14 @@ export const sendChat: CallHandler<'chat'> = async (ctx, session, message, { par
   const sent = await ctx.rooms.publish(
     session,
     null,
-    { type: 'chat', from: participant.peerId, name: participant.name, text: message.text, sentAt: ctx.clock.now().toISOString() },
+    {
+      type: 'chat',
+      from: participant.peerId,
+      name: participant.name,
+      text: message.text,
+      sentAt: ctx.clock.now().toISOString(),
+      ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+    },
     { localFallback: false },
   );
   if (!sent) return fail(session, 'unavailable', 'Your message could not be sent. Try again.', message.requestId);

@@ -22,6 +22,8 @@ export interface CallConnectionOptions {
   socket: WebSocket | null;
   /** The signaling connection was lost; a new one is on its way. */
   onDown(): void;
+  /** The server could not let us in just now (its database restarting): the join is tried again by itself. */
+  onJoinDelayed(): void;
   /** A probe of the connection went unanswered for a moment (true), or was answered after all (false). */
   onDoubt(inDoubt: boolean): void;
   /** Joined, for the first time or again after a drop (`joined.resumed`), or let in from the waiting room. */
@@ -49,13 +51,18 @@ export function rememberedName(joinToken: string): string | null {
   return sessionStorage.getItem(nameKey(joinToken));
 }
 
+/** After the server answered a join `unavailable`, the next try on the same connection waits this long, then longer, up to 3 s. */
+const JOIN_RETRY_MS = [500, 1000, 2000, 3000];
+
 export function connectCall(options: CallConnectionOptions): CallConnection {
   let joined: Joined | null = null;
   let waiting: Waiting | null = null;
   let closedReason: 'closed' | 'deleted' | null = null;
+  /** Counts the connection's opens: a retry belongs to the open it was planned on. */
+  let opens = 0;
 
   const signaling = new Signaling(signalingUrl(), {
-    onOpen: () => void join(),
+    onOpen: () => void join(++opens),
     onDown: () => options.onDown(),
     onDoubt: (inDoubt) => options.onDoubt(inDoubt),
     onFinalClose: (code) => {
@@ -85,7 +92,7 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
     await options.onJoined(entry);
   }
 
-  async function join() {
+  async function join(open: number, attempt = 0) {
     const participantToken = joined?.participantToken ?? waiting?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
     const reply = await signaling.request({
       type: 'join',
@@ -99,7 +106,16 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
       return options.onWaiting(reply);
     }
     if (reply.type !== 'joined') {
-      if (reply.type === 'error' && reply.code === 'unavailable') return; // the socket dropped again: the next open retries
+      if (reply.type === 'error' && reply.code === 'unavailable') {
+        // No answer (requestId ''): the socket dropped or is being replaced, and the next open joins again.
+        // The server's own answer: it could not reach its database; the socket is fine, so try again on it.
+        if (!reply.requestId) return;
+        options.onJoinDelayed();
+        setTimeout(() => {
+          if (open === opens && signaling.healthy) void join(open, attempt + 1);
+        }, JOIN_RETRY_MS[Math.min(attempt, JOIN_RETRY_MS.length - 1)]);
+        return;
+      }
       signaling.close();
       if (reply.type === 'error' && (reply.code === 'denied' || reply.code === 'removed')) return options.onEnd(reply.code);
       return options.onEnd('refused', reply.type === 'error' ? errorText(reply.code) : t('call.joinFailed'), reply.type === 'error' ? reply.code : undefined);
