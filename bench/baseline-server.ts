@@ -61,7 +61,8 @@ async function authenticate(header: string | undefined): Promise<Principal | nul
 
 // What a room's representation needs beside its row, as columns of the same statement.
 const EXTRAS = `
-  array(select p.token from participants p where p.room_id = r.id and p.left_at is null order by p.joined_at) as participants,
+  array(select p.token from participants p where p.room_id = r.id and p.left_at is null and p.admission = 'admitted' order by p.joined_at) as participants,
+  array(select p.token from participants p where p.room_id = r.id and p.left_at is null and p.admission = 'waiting' order by p.joined_at) as waiting,
   array(select g.token from room_guest_tokens g where g.room_id = r.id and g.kind = 'additional' order by g.created_at, g.token) as additional`;
 const SHOW_ADDITIONAL = (tenant: string, org: string) => `coalesce(
   (select enabled from organization_features where organization_id = ${org} and feature = 'additional_participants'),
@@ -86,7 +87,10 @@ function present(row: Row, showAdditional: boolean) {
     enable_screenshare: row.enable_screenshare,
     enable_invites: row.enable_invites,
     enable_audio_indicator: row.enable_audio_indicator,
+    enable_waiting_room: row.enable_waiting_room,
+    locale: row.locale ?? undefined,
     current_participants: row.participants ?? [],
+    waiting_participants: row.waiting ?? [],
     expected_guest_count: 1 + additional.length,
     scheduled_at: row.scheduled_at.toISOString(),
     meeting_duration: row.meeting_duration,
