@@ -9,7 +9,7 @@
 import type { Page as ChromiumPage } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing } from '../helpers/browser.js';
+import { callConnectionStates, expectMediaFlowing } from '../helpers/browser.js';
 import { FIREFOX_PATH, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
 import { freePort, joinCall, measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
@@ -90,7 +90,7 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
         await sleep(1000);
       }
       expect(await participants()).toEqual(before);
-      const pcs = await guest.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.length);
+      const pcs = (await callConnectionStates(guest)).length;
       console.log(`Firefox guest: ${pcs} peer connection(s) made over the call`);
     } catch (error) {
       console.log(`Firefox guest page log:\n${guestLog.join('\n')}`);

@@ -5,7 +5,7 @@
 // both ways again. The timing targets (3 s median, 5 s worst) are measured by
 // bench/network-recovery.bench.ts; here a bound no frozen call can meet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, selectedPairs } from '../helpers/browser.js';
+import { callConnectionStates, expectMediaFlowing, selectedPairs } from '../helpers/browser.js';
 import { measureRecovery, startNetworkWorld, startTurnWorld, waitForStall, type NetworkWorld, type TurnWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
@@ -62,7 +62,7 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
     const call = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     await changeAddressAndRecover(world, network, call, 2);
     // The guest is still the same participant, on its first peer connection (ICE restarted, not rebuilt).
-    expect(await call.guest.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.length)).toBe(1);
+    expect(await callConnectionStates(call.guest)).toHaveLength(1);
   });
 
   it('tells the host on the guest\u2019s tile while the guest is gone, and stops saying it when the guest is back', { timeout: 90_000 }, async () => {

@@ -1,7 +1,7 @@
 // Settings, closing and connection drops, seen from real browsers; and the
 // time from Join to the first decoded remote frame (docs/call.md).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { expectMediaFlowing, inboundStats, join, startWorld, watchBanner, type BrowserWorld } from '../helpers/browser.js';
+import { callConnectionStates, expectMediaFlowing, inboundStats, join, startWorld, watchBanner, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;
 
@@ -88,7 +88,7 @@ describe('a dropped connection', () => {
     await expectMediaFlowing(guest);
     const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
     expect(before).toHaveLength(2);
-    const pcsBefore = await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length);
+    const pcsBefore = (await callConnectionStates(guest)).length;
 
     // Only the signaling connections break (the media path stays): the page says so, and comes back.
     // The banner may show for a few milliseconds only (the first new connection goes out at once): watch for it.
@@ -98,7 +98,7 @@ describe('a dropped connection', () => {
     await guest.getByText('Reconnected.').waitFor({ timeout: 10_000 });
     await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 10_000 });
     // The resume kept the connection it had (media never stopped on it) instead of building a new one.
-    expect(await guest.evaluate(() => (window as unknown as { __pcs: unknown[] }).__pcs.length)).toBe(pcsBefore);
+    expect(await callConnectionStates(guest)).toHaveLength(pcsBefore);
     const flowing = await inboundStats(guest);
     await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(flowing.framesDecoded + 10);
     await expectMediaFlowing(host);
@@ -119,7 +119,7 @@ describe('a reloaded page', () => {
     await join(guest, room.guest_join_url, 'Guest');
     await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
     const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
-    const hostPcs = () => host.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.map((pc) => pc.connectionState));
+    const hostPcs = () => callConnectionStates(host);
 
     // A reload mid-call (the participant token is in sessionStorage): the join screen, with the name
     // the guest joined with, then Join again.

@@ -158,6 +158,17 @@ export function keepPeerConnections(): void {
 }
 
 /**
+ * The peer connections of the call a page made (window.__pcs), oldest first:
+ * those that got a remote description. The join screen's network check makes
+ * one too, which never does.
+ */
+export function callConnectionStates(page: AnyPage): Promise<RTCPeerConnectionState[]> {
+  return (page as Page).evaluate(() =>
+    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.filter((pc) => pc.remoteDescription !== null).map((pc) => pc.connectionState),
+  );
+}
+
+/**
  * Counts the Web Audio tones a page starts (the host's chime, the speaker
  * test): an init script wraps OscillatorNode.start. Returns the reader.
  */
