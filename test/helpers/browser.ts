@@ -153,18 +153,24 @@ export function keepPeerConnections(): void {
     constructor(config?: RTCConfiguration) {
       super(config);
       all.push(this);
+      // Marked when given a remote description: Firefox refuses to read remoteDescription of a closed connection.
+      const setRemote = this.setRemoteDescription.bind(this);
+      this.setRemoteDescription = ((description: RTCSessionDescriptionInit) => {
+        (this as unknown as { __remote: boolean }).__remote = true;
+        return setRemote(description);
+      }) as RTCPeerConnection['setRemoteDescription'];
     }
   } as typeof RTCPeerConnection;
 }
 
 /**
  * The peer connections of the call a page made (window.__pcs), oldest first:
- * those that got a remote description. The join screen's network check makes
+ * those that were given a remote description. The join screen's network check makes
  * one too, which never does.
  */
 export function callConnectionStates(page: AnyPage): Promise<RTCPeerConnectionState[]> {
   return (page as Page).evaluate(() =>
-    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.filter((pc) => pc.remoteDescription !== null).map((pc) => pc.connectionState),
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.filter((pc) => pc.__remote).map((pc) => pc.connectionState),
   );
 }
 
