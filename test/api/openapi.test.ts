@@ -126,6 +126,14 @@ describe('/api/openapi.json as a contract', () => {
     expect(await lintOpenapi(doc)).toEqual([]);
   });
 
+  it('the lint can fail: an example that does not match its schema, or an operation without operationId, is reported', async () => {
+    const broken = structuredClone(doc) as unknown as { components: { schemas: { Room: { examples: { status: string }[] } } }; paths: Record<string, Record<string, { operationId?: string }>> };
+    broken.components.schemas.Room.examples[0]!.status = 'bogus';
+    delete broken.paths['/api/rooms']!.get!.operationId;
+    const rules = new Set((await lintOpenapi(broken)).map((problem) => problem.rule));
+    expect([...rules].sort()).toEqual(['no-invalid-schema-examples', 'operation-operationId']);
+  });
+
   it('stays clean without the admin API and without the rate limit (no unused admin scheme)', async () => {
     const bare = await createTestContext({ env: { PARLEY_ADMIN_TOKEN: '', RATE_LIMIT_PER_MINUTE: '0' } });
     try {
