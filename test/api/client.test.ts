@@ -7,11 +7,21 @@ import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-se
 let server: RealtimeServer;
 let parley: ParleyClient;
 let baseUrl: string;
+/** Every answer the clients got: its operation (path template and method) and status. */
+const answers: { path: string; method: string; status: number }[] = [];
+
+const recordAnswers = (client: ParleyClient) =>
+  client.use({
+    onResponse({ request, response, schemaPath }) {
+      answers.push({ path: schemaPath, method: request.method.toLowerCase(), status: response.status });
+    },
+  });
 
 beforeAll(async () => {
   server = await startRealtimeServer();
   baseUrl = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
   parley = createParleyClient({ baseUrl, token: server.token });
+  recordAnswers(parley);
 });
 afterAll(() => server.close());
 
@@ -104,9 +114,19 @@ describe('the typed client against a listening server', () => {
 
   it('a wrong token is the typed 401 with WWW-Authenticate', async () => {
     const stranger = createParleyClient({ baseUrl, token: 'not-a-token' });
+    recordAnswers(stranger);
     const res = await stranger.GET('/api/rooms');
     expect(res.response.status).toBe(401);
     expect(res.response.headers.get('WWW-Authenticate')).toBe('Bearer');
     expect(res.error).toEqual({ error: expect.any(String) });
+  });
+
+  // Runs last: the document the types came from names every status the server gave in the tests above.
+  it('every status the server answered is documented on its operation', async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 201, 204, 400, 401, 404, 412]));
+    for (const { path, method, status } of answers) {
+      expect(Object.keys(doc.paths[path][method].responses), `${method} ${path}`).toContain(String(status));
+    }
   });
 });
