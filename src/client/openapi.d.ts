@@ -462,6 +462,11 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description Always no-store: answers carry tokens and join URLs.
+         * @example no-store
+         */
+        "Cache-Control": string;
+        /**
          * @description The page this answer holds, from 1.
          * @example 1
          */
@@ -551,6 +556,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -564,6 +570,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -586,6 +593,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -603,6 +611,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -619,6 +628,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -635,6 +645,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -651,6 +662,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -688,6 +700,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -700,6 +713,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -722,6 +736,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -739,6 +754,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -755,6 +771,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -771,6 +788,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -787,6 +805,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -815,6 +834,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -833,6 +853,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -855,6 +876,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -872,6 +894,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -908,6 +931,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -924,6 +948,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -946,6 +971,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -963,6 +989,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -979,6 +1006,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -995,6 +1023,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1011,6 +1040,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1048,6 +1078,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,6 +1091,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1082,6 +1114,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1099,6 +1132,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1115,6 +1149,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1131,6 +1166,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1147,6 +1183,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1177,6 +1214,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1189,6 +1227,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1211,6 +1250,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1228,6 +1268,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,6 +1285,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1281,6 +1323,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1293,6 +1336,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1315,6 +1359,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1332,6 +1377,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1348,6 +1394,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1364,6 +1411,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1380,6 +1428,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1416,6 +1465,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1429,6 +1479,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1451,6 +1502,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1468,6 +1520,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1484,6 +1537,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1500,6 +1554,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1516,6 +1571,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1553,6 +1609,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1570,6 +1627,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1592,6 +1650,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1609,6 +1668,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1625,6 +1685,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1641,6 +1702,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1657,6 +1719,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1687,6 +1750,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1716,6 +1780,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1738,6 +1803,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1755,6 +1821,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1771,6 +1838,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1801,6 +1869,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1808,6 +1877,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,6 +1900,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1847,6 +1918,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1863,6 +1935,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -1903,6 +1976,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Current-Page": components["headers"]["Current-Page"];
                     Link: components["headers"]["Link"];
                     "Page-Limit": components["headers"]["Page-Limit"];
@@ -1922,6 +1996,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -1947,6 +2022,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1964,6 +2040,7 @@ export interface operations {
             /** @description Needs an Instance token */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -1983,6 +2060,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2002,6 +2080,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2022,6 +2101,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2058,6 +2138,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2077,6 +2158,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2102,6 +2184,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -2119,6 +2202,7 @@ export interface operations {
             /** @description Needs an Instance token */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2138,6 +2222,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2157,6 +2242,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2177,6 +2263,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2215,6 +2302,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "Current-Page": components["headers"]["Current-Page"];
                     Link: components["headers"]["Link"];
                     "Page-Limit": components["headers"]["Page-Limit"];
@@ -2234,6 +2322,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2259,6 +2348,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -2276,6 +2366,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2295,6 +2386,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2315,6 +2407,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2402,6 +2495,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     Location: components["headers"]["Location"];
@@ -2417,6 +2511,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2442,6 +2537,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -2459,6 +2555,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2478,6 +2575,7 @@ export interface operations {
             /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2497,6 +2595,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2516,6 +2615,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2535,6 +2635,7 @@ export interface operations {
             /** @description A feature that is off, an Idempotency-Key reused with another body, or a limit reached */
             422: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2554,6 +2655,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2574,6 +2676,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2607,6 +2710,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2620,6 +2724,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2645,6 +2750,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -2662,6 +2768,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2681,6 +2788,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2701,6 +2809,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2790,6 +2899,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -2803,6 +2913,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2828,6 +2939,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -2845,6 +2957,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2864,6 +2977,7 @@ export interface operations {
             /** @description If-Match names another version of the room */
             412: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2883,6 +2997,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2902,6 +3017,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2921,6 +3037,7 @@ export interface operations {
             /** @description A feature that is off, an Idempotency-Key reused with another body, or a limit reached */
             422: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2940,6 +3057,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2960,6 +3078,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2999,6 +3118,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3009,6 +3129,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3034,6 +3155,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3051,6 +3173,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3070,6 +3193,7 @@ export interface operations {
             /** @description If-Match names another version of the room */
             412: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3089,6 +3213,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3109,6 +3234,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3148,6 +3274,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3158,6 +3285,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3183,6 +3311,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3200,6 +3329,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3219,6 +3349,7 @@ export interface operations {
             /** @description If-Match names another version of the room */
             412: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3238,6 +3369,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3258,6 +3390,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3297,6 +3430,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3307,6 +3441,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3332,6 +3467,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3349,6 +3485,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3368,6 +3505,7 @@ export interface operations {
             /** @description If-Match names another version of the room */
             412: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3387,6 +3525,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3407,6 +3546,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3446,6 +3586,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3456,6 +3597,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3481,6 +3623,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3498,6 +3641,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3517,6 +3661,7 @@ export interface operations {
             /** @description If-Match names another version of the room */
             412: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3536,6 +3681,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3556,6 +3702,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3589,6 +3736,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3603,6 +3751,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3628,6 +3777,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3645,6 +3795,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3664,6 +3815,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3684,6 +3836,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3715,6 +3868,7 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3729,6 +3883,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3754,6 +3909,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3771,6 +3927,7 @@ export interface operations {
             /** @description Needs an Instance token */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3790,6 +3947,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3809,6 +3967,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3829,6 +3988,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3885,6 +4045,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     Location: components["headers"]["Location"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -3913,6 +4074,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3938,6 +4100,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -3955,6 +4118,7 @@ export interface operations {
             /** @description Needs an Instance token */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3974,6 +4138,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3993,6 +4158,7 @@ export interface operations {
             /** @description Body over 64 KiB */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4012,6 +4178,7 @@ export interface operations {
             /** @description Body that is not JSON */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4031,6 +4198,7 @@ export interface operations {
             /** @description A feature that is off, an Idempotency-Key reused with another body, or a limit reached */
             422: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4050,6 +4218,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4070,6 +4239,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4103,6 +4273,7 @@ export interface operations {
             /** @description Done; no body */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4113,6 +4284,7 @@ export interface operations {
             /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4138,6 +4310,7 @@ export interface operations {
             /** @description No, bad or revoked token */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -4155,6 +4328,7 @@ export interface operations {
             /** @description Needs an Instance token */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4174,6 +4348,7 @@ export interface operations {
             /** @description Not found, or out of the token’s scope */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4193,6 +4368,7 @@ export interface operations {
             /** @description Over RATE_LIMIT_PER_MINUTE for this token */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -4213,6 +4389,7 @@ export interface operations {
             /** @description The database is unreachable; retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];

@@ -35,6 +35,8 @@ const HEADERS: Json = {
   'RateLimit-Reset': integer('Seconds until the whole burst is available again.', 1),
   'Retry-After': integer('Seconds to wait before trying again.', 1),
   'WWW-Authenticate': text('The scheme to authenticate with.', 'Bearer'),
+  // hooks/security-headers.ts: rooms carry host tokens, which no cache may keep.
+  'Cache-Control': text('Always no-store: answers carry tokens and join URLs.', 'no-store'),
 };
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -147,12 +149,12 @@ function completeOperation(path: string, operation: Json, options: ContractOptio
       if (status === '400') media.example = VALIDATION_EXAMPLE;
       else if (ERROR_EXAMPLES[status]) media.example = { error: ERROR_EXAMPLES[status] };
     }
+    addHeaders(response, ['Cache-Control']);
     if (status === '401') addHeaders(response, ['WWW-Authenticate']);
     if (status === '429' || status === '503') addHeaders(response, ['Retry-After']);
     if (status.startsWith('2')) addHeaders(response, SUCCESS_HEADERS[operation.operationId] ?? []);
     // Every /api answer past authentication carries the limiter's headers, refusals included.
     if (api && options.rateLimited && status !== '401') addHeaders(response, RATE_LIMIT);
-    if (response.headers && Object.keys(response.headers).length === 0) delete response.headers;
   }
   const extra = REQUEST_HEADERS[operation.operationId];
   if (extra) operation.parameters = [...(operation.parameters ?? []), ...extra];

@@ -157,17 +157,17 @@ describe('/api/openapi.json as a contract', () => {
   it('documents the headers of the answers, the statuses hooks give, and the request headers read by hand', () => {
     const pagination = ['Current-Page', 'Link', 'Page-Limit', 'Total-Count', 'Total-Pages'];
     const rate = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
-    expect(headersOf('listRooms', '200')).toEqual([...pagination, ...rate].sort());
+    expect(headersOf('listRooms', '200')).toEqual(['Cache-Control', ...pagination, ...rate].sort());
     expect(headersOf('listRoomFeedbacks', '200')).toEqual(expect.arrayContaining(pagination));
     expect(headersOf('createRoom', '201')).toEqual(expect.arrayContaining(['ETag', 'Idempotent-Replayed', 'Location']));
     expect(headersOf('getRoom', '200')).toContain('ETag');
     expect(headersOf('updateRoom', '200')).toContain('ETag');
     expect(headersOf('createWebhookEndpoint', '201')).toContain('Location');
-    expect(headersOf('getRoom', '401')).toEqual(['WWW-Authenticate']);
-    expect(headersOf('adminListTenants', '503')).toEqual(['Retry-After']);
+    expect(headersOf('getRoom', '401')).toEqual(['Cache-Control', 'WWW-Authenticate']);
+    expect(headersOf('adminListTenants', '503')).toEqual(['Cache-Control', 'Retry-After']);
     for (const { path, op } of operations().filter(({ path }) => path.startsWith('/api/'))) {
       expect(op.responses['429'], path).toBeDefined();
-      expect(Object.keys(op.responses['429']!.headers ?? {}).sort(), path).toEqual(['Retry-After', ...rate].sort());
+      expect(Object.keys(op.responses['429']!.headers ?? {}).sort(), path).toEqual(['Cache-Control', 'Retry-After', ...rate].sort());
       expect(op.responses['503'], path).toBeDefined();
     }
     expect(Object.keys(operation('createRoom').responses)).toEqual(expect.arrayContaining(['409', '413', '415']));
