@@ -12,6 +12,7 @@ import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { createLogging } from './logging.js';
+import { completeOpenapiDocument } from './openapi-contract.js';
 import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.routes.js';
@@ -105,6 +106,8 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
         },
       },
     },
+    transformObject: (documentObject) =>
+      completeOpenapiDocument((documentObject as { openapiObject: Record<string, unknown> }).openapiObject, { rateLimited: config.rateLimitPerMinute > 0, admin: Boolean(config.adminToken) }),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -59,7 +59,10 @@ export const RoomInputSchema = Type.Object(
     permanent: Type.Optional(Type.Boolean({ default: false, description: 'Exempt from automatic cleanup; needs the permanent_rooms feature.' })),
     doctor_id: Type.Optional(Nullable(Type.String({ format: 'uuid', description: 'Extension: the doctor the room belongs to.' }))),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [{ name: 'Consultation with Dr. Weber', meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z', enable_waiting_room: true }],
+  },
 );
 
 const dateTime = Type.String({ format: 'date-time' });
@@ -97,7 +100,36 @@ export const RoomSchema = Type.Object(
     ended_at: Type.Optional(dateTime),
     closed_at: Type.Optional(dateTime),
   },
-  { $id: 'Room' },
+  {
+    $id: 'Room',
+    examples: [
+      {
+        name: 'Consultation with Dr. Weber',
+        token: 'Xy7rT2pQ9sVbN4mK8wZc1A',
+        status: 'active',
+        access_token: 'hT5kP0qW3eR8tY1uI6oP2a',
+        guest_token: 'gU4jK9lZ2xC7vB1nM5qW8e',
+        host_join_url: 'https://parley.example/j/hT5kP0qW3eR8tY1uI6oP2a',
+        guest_join_url: 'https://parley.example/j/gU4jK9lZ2xC7vB1nM5qW8e',
+        host_display_name: null,
+        guest_display_name: null,
+        enable_chat: true,
+        enable_screenshare: true,
+        enable_invites: true,
+        enable_audio_indicator: true,
+        enable_waiting_room: true,
+        current_participants: [],
+        waiting_participants: [],
+        expected_guest_count: 1,
+        scheduled_at: '2026-03-10T14:00:00.000Z',
+        meeting_duration: 30,
+        return_url: 'https://booking.example/thanks',
+        permanent: false,
+        created_at: '2026-03-09T09:12:00.000Z',
+        updated_at: '2026-03-09T09:12:00.000Z',
+      },
+    ],
+  },
 );
 
 export const FeedbackSchema = Type.Object(
@@ -107,7 +139,7 @@ export const FeedbackSchema = Type.Object(
     feedback: Type.Optional(Type.String()),
     created_at: dateTime,
   },
-  { $id: 'RoomFeedback' },
+  { $id: 'RoomFeedback', examples: [{ room_token: 'Xy7rT2pQ9sVbN4mK8wZc1A', rating: 'good', feedback: 'Clear sound.', created_at: '2026-03-10T14:31:00.000Z' }] },
 );
 
 const EventTypeSchema = Type.Unsafe<WebhookEventType>(Type.Union(WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type))));
@@ -120,7 +152,7 @@ export const WebhookEndpointInputSchema = Type.Object(
     ),
     description: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, examples: [{ url: 'https://booking.example/hooks/parley', events: ['participant.joined', 'room.ended'], description: 'Booking system' }] },
 );
 
 export const WebhookEndpointSchema = Type.Object(
@@ -135,7 +167,22 @@ export const WebhookEndpointSchema = Type.Object(
     disabled_at: Nullable(dateTime),
     disabled_reason: Nullable(Type.String()),
   },
-  { $id: 'WebhookEndpoint' },
+  {
+    $id: 'WebhookEndpoint',
+    examples: [
+      {
+        id: '0b7e6c1e-6a4f-4d8e-9a51-3f1c2d4e5a6b',
+        url: 'https://booking.example/hooks/parley',
+        events: ['participant.joined', 'room.ended'],
+        description: 'Booking system',
+        created_at: '2026-03-01T08:00:00.000Z',
+        status: 'enabled',
+        failing_since: null,
+        disabled_at: null,
+        disabled_reason: null,
+      },
+    ],
+  },
 );
 
 /** The answer of a create: the endpoint and, this once, its signing secret. */
@@ -165,7 +212,20 @@ export const ParticipantSessionSchema = Type.Object(
       ),
     ),
   },
-  { $id: 'ParticipantSession' },
+  {
+    $id: 'ParticipantSession',
+    examples: [
+      {
+        participant_token: 'gU4jK9lZ2xC7vB1nM5qW8e',
+        role: 'guest',
+        display_name: 'Anna',
+        joined_at: '2026-03-10T14:01:12.000Z',
+        left_at: '2026-03-10T14:29:40.000Z',
+        duration_seconds: 1708,
+        network: { rtt_ms: 42, loss_percent: 0.3, bitrate_kbps: 1450, relayed: false, reports: 56 },
+      },
+    ],
+  },
 );
 
 export const FeedbackSummarySchema = Type.Object({

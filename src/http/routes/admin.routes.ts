@@ -48,6 +48,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminCreateTenant',
           summary: 'Create a tenant',
           body: Type.Object({
             name,
@@ -62,7 +63,7 @@ export const adminRoutes =
 
     app.get(
       '/admin/tenants',
-      { schema: { tags, security, summary: 'List tenants', response: { 200: Type.Object({ tenants: Type.Array(TenantSchema) }), 401: ErrorSchema } } },
+      { schema: { tags, security, operationId: 'adminListTenants', summary: 'List tenants', response: { 200: Type.Object({ tenants: Type.Array(TenantSchema) }), 401: ErrorSchema } } },
       async () => ({ tenants: (await tenants.listTenants()).map(presentTenant) }),
     );
 
@@ -72,6 +73,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminCreateOrganization',
           summary: 'Create an organization',
           params: Type.Object({ tenant_id: Type.String() }),
           body: Type.Object({ name }),
@@ -88,6 +90,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminCreateDoctor',
           summary: 'Create a doctor',
           params: Type.Object({ org_id: Type.String() }),
           body: Type.Object({ name }),
@@ -104,6 +107,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminIssueToken',
           summary: 'Issue an API token (shown only in this response)',
           params: Type.Object({ tenant_id: Type.String() }),
           body: Type.Object({
@@ -139,6 +143,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminRevokeToken',
           summary: 'Revoke an API token',
           params: Type.Object({ id: Type.String() }),
           response: { 204: Type.Null(), 401: ErrorSchema, 404: ErrorSchema },
@@ -164,6 +169,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminGetFrameAncestors',
           summary: "Origins that may embed the tenant's join pages",
           params: Type.Object({ tenant_id: Type.String() }),
           response: { 200: frameAncestors, 401: ErrorSchema, 404: ErrorSchema },
@@ -178,6 +184,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminSetFrameAncestors',
           summary: "Set the origins that may embed the tenant's join pages (replaces the list)",
           params: Type.Object({ tenant_id: Type.String() }),
           body: frameAncestors,
@@ -197,6 +204,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminSetTenantFeature',
           summary: "Switch a feature for a tenant",
           params: Type.Object({ tenant_id: Type.String(), feature: Type.String() }),
           body: Type.Object({ enabled: Type.Boolean() }),
@@ -213,6 +221,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminSetOrganizationFeature',
           summary: "Override a feature for an organization (null clears the override)",
           params: Type.Object({ org_id: Type.String(), feature: Type.String() }),
           body: Type.Object({ enabled: Nullable(Type.Boolean()) }),
@@ -230,6 +239,7 @@ export const adminRoutes =
         schema: {
           tags,
           security,
+          operationId: 'adminListWebhookEndpoints',
           summary: "A tenant's webhook endpoints, with their messages waiting, delivered and given up",
           params: Type.Object({ tenant_id: Type.String() }),
           response: {

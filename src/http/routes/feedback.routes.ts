@@ -27,6 +27,7 @@ export const feedbackRoutes =
         schema: {
           tags,
           security,
+          operationId: 'listRoomFeedbacks',
           summary: 'List room feedbacks (Instance token only)',
           querystring: Type.Object({
             ...PageQuerySchema,
@@ -58,6 +59,7 @@ export const feedbackRoutes =
         schema: {
           tags,
           security,
+          operationId: 'summarizeRoomFeedbacks',
           summary: 'Count feedbacks by rating (Instance token only)',
           querystring: Type.Object({ from: day('YYYY-MM-DD, inclusive.'), to: day('YYYY-MM-DD, inclusive to the end of the day.') }),
           response: { 200: FeedbackSummarySchema, ...errors },

@@ -31,6 +31,7 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
+          operationId: 'listRooms',
           summary: 'List rooms',
           querystring: Type.Object(PageQuerySchema),
           response: { 200: Type.Object({ rooms: Type.Array(Type.Ref('Room')) }), 400: ValidationErrorsSchema, ...commonErrors },
@@ -49,6 +50,7 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
+          operationId: 'createRoom',
           summary: 'Create a room (send an Idempotency-Key to retry safely)',
           body: RoomInputSchema,
           response: { 201: Type.Ref('Room'), 400: ValidationErrorsSchema, 409: ErrorSchema, 422: ErrorSchema, ...commonErrors },
@@ -73,7 +75,7 @@ export const roomsRoutes =
     app.get(
       '/api/rooms/:token',
       {
-        schema: { tags, security, summary: 'Get a room', params: TokenParamsSchema, response: { 200: Type.Ref('Room'), ...commonErrors } },
+        schema: { tags, security, operationId: 'getRoom', summary: 'Get a room', params: TokenParamsSchema, response: { 200: Type.Ref('Room'), ...commonErrors } },
       },
       async (request, reply) => {
         const view = await services.rooms.get(request.principal, roomToken(request.params.token));
@@ -87,6 +89,7 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
+          operationId: 'updateRoom',
           summary: 'Update a room (send every value, changed or not)',
           params: TokenParamsSchema,
           body: RoomInputSchema,
@@ -106,6 +109,7 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
+          operationId: 'deleteRoom',
           summary: 'Delete a room permanently',
           params: TokenParamsSchema,
           response: { 204: Type.Null(), 400: ValidationErrorsSchema, ...conditionalErrors, ...commonErrors },
@@ -119,22 +123,31 @@ export const roomsRoutes =
     );
 
     // Close (docs/design.md#room-lifecycle): POST is the documented method; PUT and PATCH are accepted too.
-    app.route({
-      method: ['POST', 'PUT', 'PATCH'],
-      url: '/api/rooms/:token/close',
-      schema: {
-        tags,
-        security,
-        summary: 'Close a room: everyone is disconnected, joining is refused, the data is kept',
-        params: TokenParamsSchema,
-        response: { 204: Type.Null(), 400: ValidationErrorsSchema, ...conditionalErrors, ...commonErrors },
-      },
-      handler: async (request, reply) => {
-        const token = roomToken(request.params.token);
-        await services.rooms.close(request.principal, token, ifMatchVersions(request));
-        return reply.status(204).send(null);
-      },
-    });
+    // One route per method, so each operation has its own operationId in the OpenAPI document.
+    const closeOperations = [
+      ['POST', 'closeRoom', 'Close a room: everyone is disconnected, joining is refused, the data is kept'],
+      ['PUT', 'closeRoomWithPut', 'Close a room (as POST, for clients that can only PUT)'],
+      ['PATCH', 'closeRoomWithPatch', 'Close a room (as POST, for clients that can only PATCH)'],
+    ] as const;
+    for (const [method, operationId, summary] of closeOperations) {
+      app.route({
+        method,
+        url: '/api/rooms/:token/close',
+        schema: {
+          tags,
+          security,
+          operationId,
+          summary,
+          params: TokenParamsSchema,
+          response: { 204: Type.Null(), 400: ValidationErrorsSchema, ...conditionalErrors, ...commonErrors },
+        },
+        handler: async (request, reply) => {
+          const token = roomToken(request.params.token);
+          await services.rooms.close(request.principal, token, ifMatchVersions(request));
+          return reply.status(204).send(null);
+        },
+      });
+    }
 
     // Participant sessions (DESIGN §9): kept after the room is deleted, as its feedback is.
     app.get(
@@ -143,6 +156,7 @@ export const roomsRoutes =
         schema: {
           tags,
           security,
+          operationId: 'listRoomSessions',
           summary: "Who was in the room's call, when, for how long, and how their network was (oldest first)",
           params: TokenParamsSchema,
           response: { 200: Type.Object({ sessions: Type.Array(Type.Ref('ParticipantSession')) }), ...commonErrors },

@@ -47,6 +47,7 @@ export const webhooksRoutes =
         schema: {
           tags,
           security,
+          operationId: 'createWebhookEndpoint',
           summary: 'Add a webhook endpoint (the secret is shown only in this answer)',
           body: WebhookEndpointInputSchema,
           response: { 201: CreatedWebhookEndpointSchema, 400: ValidationErrorsSchema, 422: ErrorSchema, ...errors },
@@ -67,6 +68,7 @@ export const webhooksRoutes =
         schema: {
           tags,
           security,
+          operationId: 'listWebhookEndpoints',
           summary: 'List webhook endpoints, oldest first, without their secrets',
           response: { 200: Type.Object({ webhook_endpoints: Type.Array(Type.Ref('WebhookEndpoint')) }), ...errors },
         },
@@ -80,6 +82,7 @@ export const webhooksRoutes =
         schema: {
           tags,
           security,
+          operationId: 'deleteWebhookEndpoint',
           summary: 'Delete a webhook endpoint; its undelivered messages go with it',
           params: Type.Object({ id: Type.String({ maxLength: 200 }) }),
           response: { 204: Type.Null(), ...errors },
