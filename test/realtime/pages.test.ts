@@ -186,3 +186,23 @@ describe('the language of the pages', () => {
   });
 });
 
+
+describe('the join screen\u2019s network check', () => {
+  it('gets the ICE servers the call will use, with TURN credentials of its own that expire', async () => {
+    const turnServer = await startRealtimeServer({ TURN_SECRET: 'check-secret-0123456789', TURN_URLS: 'turn:turn.example:3478', ICE_TRANSPORT_POLICY: 'relay' }, build);
+    try {
+      const room = await turnServer.createRoom();
+      const data = dataOf((await turnServer.app.inject({ method: 'GET', url: `/join/${room.guest_token}` })).body);
+      expect(data.network.iceTransportPolicy).toBe('relay');
+      const [turn] = data.network.iceServers;
+      expect(turn.urls).toEqual(['turn:turn.example:3478']);
+      // coturn's REST scheme: "<expiry>:<user>", the user never a participant's token.
+      const [expiry, user] = String(turn.username).split(':');
+      expect(user).toBe('precall');
+      expect(Number(expiry) * 1000).toBeGreaterThan(Date.now());
+      expect(turn.credential).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    } finally {
+      await turnServer.close();
+    }
+  });
+});
