@@ -115,7 +115,7 @@ describe('the chat panel', () => {
 });
 
 describe('devices during the call', () => {
-  it('switches the camera and the microphone without a new connection, and the other side keeps receiving', async () => {
+  it('switches the camera and the microphone without a new connection, and the other side keeps receiving; speaker choice and full screen', async () => {
     const room = await world.createRoom();
     const host = await world.participant();
     const guest = await world.participant();
@@ -139,6 +139,14 @@ describe('devices during the call', () => {
     expect(after.every((t) => t.endsWith(':live'))).toBe(true);
     // Still the one connection of the call.
     expect(await callConnectionStates(guest)).toEqual(['connected']);
+    // Where the browser can route sound (Chromium: setSinkId), the speaker can be chosen too.
+    expect(await guest.getByTestId('speaker-select').locator('option').count()).toBeGreaterThan(0);
+    // Full screen, and back.
+    await guest.getByTestId('fullscreen-button').click();
+    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null)).toBe(true);
+    await expect.poll(() => guest.getByTestId('fullscreen-button').textContent()).toBe(en['call.exitFullscreen']);
+    await guest.getByTestId('fullscreen-button').click();
+    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null)).toBe(false);
     // The host still decodes new frames from the guest.
     const seen = (await inboundStats(host)).framesDecoded;
     await expect.poll(async () => (await inboundStats(host)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(seen + 20);

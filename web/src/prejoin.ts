@@ -1,6 +1,7 @@
 // The join screen: room name, camera preview, microphone level (always),
 // device choice, the check of speaker and network, display name, Join.
 // Resolves with the chosen name and media.
+import { fillDeviceSelect } from './device-select.js';
 import { h, show } from './dom.js';
 import { t } from './i18n.js';
 import { bindMeter } from './meter.js';
@@ -44,18 +45,8 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
       unbindMeter = bindMeter(meter, media.stream);
       problem.textContent = media.problem ?? '';
       const devices = await listDevices();
-      fill(cameraSelect, devices.video, media.stream.getVideoTracks()[0], t('join.noCamera'));
-      fill(micSelect, devices.audio, media.stream.getAudioTracks()[0], t('join.noMicrophone'));
-    }
-
-    function fill(select: HTMLSelectElement, devices: MediaDeviceInfo[], current: MediaStreamTrack | undefined, none: string) {
-      const currentId = current?.getSettings().deviceId;
-      select.replaceChildren(
-        ...(devices.length
-          ? devices.map((d, i) => h('option', { value: d.deviceId, selected: d.deviceId === currentId }, d.label || t('join.device', { number: i + 1 })))
-          : [h('option', { value: '' }, none)]),
-      );
-      select.disabled = devices.length === 0;
+      fillDeviceSelect(cameraSelect, devices.video, media.stream.getVideoTracks()[0]?.getSettings().deviceId, t('join.noCamera'));
+      fillDeviceSelect(micSelect, devices.audio, media.stream.getAudioTracks()[0]?.getSettings().deviceId, t('join.noMicrophone'));
     }
 
     async function pick(change: DeviceChoice) {

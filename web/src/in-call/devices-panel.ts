@@ -1,6 +1,7 @@
 // Choosing camera, microphone and speaker during the call. The speaker can be
 // chosen only where the browser lets a page route its sound
 // (HTMLMediaElement.setSinkId: Chromium, and Firefox behind a setting).
+import { fillDeviceSelect } from '../device-select.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 import { listDevices } from '../media.js';
@@ -37,22 +38,13 @@ export function createDevicesPanel(choose: DeviceChoices): DevicesPanel {
     canChooseSpeaker() ? field(speaker, t('devices.speaker')) : null,
   );
 
-  function fill(element: HTMLSelectElement, devices: MediaDeviceInfo[], current: string | undefined, none: string) {
-    element.replaceChildren(
-      ...(devices.length
-        ? devices.map((d, i) => h('option', { value: d.deviceId, selected: d.deviceId === current }, d.label || t('join.device', { number: i + 1 })))
-        : [h('option', { value: '' }, none)]),
-    );
-    element.disabled = devices.length === 0;
-  }
-
   return {
     panel,
     async refresh(current) {
       const devices = await listDevices();
-      fill(camera, devices.video, current.camera, t('join.noCamera'));
-      fill(microphone, devices.audio, current.microphone, t('join.noMicrophone'));
-      fill(speaker, devices.output, current.speaker ?? 'default', t('devices.default'));
+      fillDeviceSelect(camera, devices.video, current.camera, t('join.noCamera'));
+      fillDeviceSelect(microphone, devices.audio, current.microphone, t('join.noMicrophone'));
+      fillDeviceSelect(speaker, devices.output, current.speaker ?? 'default', t('devices.default'));
     },
   };
 }
