@@ -37,7 +37,7 @@ if (process.env.TEST_ONLY) {
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
-/** @type {{name: string, ok: boolean, passed: number, failed: number, skipped: number, text: string}[]} */
+/** @type {{name: string, ok: boolean, passed: number, failed: number, skipped: number, text: string, failures: string[]}[]} */
 const results = [];
 let child = null;
 let pg = null;
@@ -161,11 +161,32 @@ async function vitest(name, { config, env }) {
     failed,
     skipped,
     `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files} file(s) (${took})${note}`,
+    failedTests(report),
   );
 }
 
-function record(name, ok, passed, failed, skipped, text) {
-  const r = { name, ok, passed, failed, skipped, text };
+/**
+ * The failed tests of a vitest JSON report, a line each with the first line of
+ * the error: the summary repeats them, because CI often keeps only the tail.
+ */
+function failedTests(report) {
+  const lines = [];
+  for (const file of report.testResults ?? []) {
+    const rel = path.relative(root, file.name ?? '');
+    for (const t of file.assertionResults ?? []) {
+      if (t.status !== 'failed') continue;
+      const first = String(t.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 200);
+      lines.push(`${rel} > ${t.fullName ?? t.title}: ${first}`);
+    }
+    if ((file.assertionResults ?? []).length === 0 && file.status === 'failed') {
+      lines.push(`${rel}: ${String(file.message ?? '').split('\n')[0].slice(0, 200)}`);
+    }
+  }
+  return lines;
+}
+
+function record(name, ok, passed, failed, skipped, text, failures = []) {
+  const r = { name, ok, passed, failed, skipped, text, failures };
   results.push(r);
   return r;
 }
@@ -264,6 +285,7 @@ const allOk = results.every((r) => r.ok);
 console.log('\n\x1b[1m──── summary ────\x1b[0m');
 for (const r of results) {
   console.log(`${r.ok ? 'ok  ' : 'FAIL'}  ${r.name.padEnd(9)} ${r.text}`);
+  for (const f of r.failures) console.log(`        ✗ ${f}`);
 }
 // The very last line: the plain closing line CI reads.
 console.log(`${passed} passed, ${failed} failed`);
