@@ -197,7 +197,7 @@ async function updateRoom(principal: Principal, token: string, s: Settings): Pro
 async function listRooms(principal: Principal, page: number, perPage: number, res: http.ServerResponse): Promise<[number, unknown]> {
   const org = principal.organizationId;
   const [counted, listed] = await Promise.all([
-    query(`select (select count from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
+    query(`select (select sum(count) from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
       principal.tenantId, org ?? WHOLE_TENANT, org,
     ]),
     query(
