@@ -90,7 +90,8 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
   const beforeDirs = new Map((options.get('before') ?? '').split(',').filter(Boolean).map((dir) => [`parley@${path.basename(dir)}` as const, dir]));
   const log = (line: string) => process.stderr.write(line + '\n');
 
-  log(`${title}: ${seconds}s per point, ${reps} repetitions, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
+  const plan = sustained > 0 ? `sustained ${sustained}s per target in ${window}s windows` : `${seconds}s per point, ${reps} repetitions`;
+  log(`${title}: ${plan}, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
   const postgres = await startBenchPostgres({ durable, log });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-pglite-'));
   const targets: Target[] = [];
