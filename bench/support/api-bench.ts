@@ -176,8 +176,9 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
       }
     }
 
-    // Each baseline present is a reference with ratio columns of its own; without one, the first target.
-    const references = targets.filter((t) => BASELINES.includes(t.name)).map((t) => t.name);
+    // Each baseline present, and each --before build (after ÷ before), is a reference
+    // with ratio columns of its own; without any, the first target.
+    const references = targets.filter((t) => BASELINES.includes(t.name) || beforeDirs.has(t.name as `parley@${string}`)).map((t) => t.name);
     if (references.length === 0) references.push(targets[0]!.name);
     const rows: (string | number)[][] = [];
     for (const endpoint of endpoints) {
