@@ -8,36 +8,19 @@
 // participants, additional guest tokens, the additional_participants toggle):
 // the fewest round trips a careful hand-written server would make. Statements
 // are named (prepared once per connection), as a careful server's would be. The list
-// reads Total-Count from room_counts like Parley. Responses have the same
-// fields as Parley's (JSON.stringify). Validation is a few hand-written checks.
+// reads Total-Count from room_counts like Parley. The HTTP side (routing, body
+// checks, the room's JSON) is support/room-server.ts, shared with
+// independent-baseline-server.ts.
 //
 // Env: PORT, DATABASE_URL, DATABASE_POOL_SIZE, PUBLIC_URL. Only for benchmarks:
 // it implements the four measured endpoints for an Instance token, nothing more.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
-import pg from 'pg';
+import type http from 'node:http';
+import { namedStatementPool, present, scheduledEnd, serveRooms, type Answer, type Settings } from './support/room-server.js';
 
-const INT8 = 20;
-const pool = new pg.Pool({
-  connectionString: process.env.DATABASE_URL,
-  max: Number(process.env.DATABASE_POOL_SIZE ?? 20),
-  types: {
-    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-      oid === INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-  },
-});
-// Every statement a named one: PostgreSQL parses and plans it once per
-// connection, as Parley's hot statements (src/db/prepared.ts).
-const statementNames = new Map<string, string>();
-function query(text: string, values: unknown[]) {
-  let name = statementNames.get(text);
-  if (name === undefined) statementNames.set(text, (name = `baseline_${statementNames.size + 1}`));
-  return pool.query({ name, text, values });
-}
+const { pool, query } = namedStatementPool('baseline');
 const publicUrl = process.env.PUBLIC_URL ?? 'http://localhost:3000';
 const WHOLE_TENANT = '00000000-0000-0000-0000-000000000000';
-const API_TOKEN = /^prl_[A-Za-z0-9_-]{43}$/;
-const ROOM_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
 
 interface Principal {
   tenantId: string;
@@ -45,9 +28,7 @@ interface Principal {
   returnUrl: string;
 }
 
-async function authenticate(header: string | undefined): Promise<Principal | null> {
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1];
-  if (!token || !API_TOKEN.test(token)) return null;
+async function authenticate(token: string): Promise<Principal | null> {
   const digest = createHash('sha256').update(token, 'utf8').digest();
   const { rows } = await query(
     `select t.id, t.token_hash, t.tenant_id, t.organization_id, t.revoked_at, tn.timezone, tn.default_return_url
@@ -68,94 +49,16 @@ const SHOW_ADDITIONAL = (tenant: string, org: string) => `coalesce(
   (select enabled from organization_features where organization_id = ${org} and feature = 'additional_participants'),
   (select enabled from tenant_features where tenant_id = ${tenant} and feature = 'additional_participants'), false) as show_additional`;
 
-type Row = Record<string, any>;
-
-function present(row: Row, showAdditional: boolean) {
-  const join = (token: string) => `${publicUrl}/join/${token}`;
-  const additional: string[] = row.additional ?? [];
-  return {
-    name: row.name,
-    token: row.token,
-    status: row.status,
-    access_token: row.access_token,
-    guest_token: row.guest_token,
-    host_join_url: join(row.access_token),
-    guest_join_url: join(row.guest_token),
-    host_display_name: row.host_display_name,
-    guest_display_name: row.guest_display_name,
-    enable_chat: row.enable_chat,
-    enable_screenshare: row.enable_screenshare,
-    enable_invites: row.enable_invites,
-    enable_audio_indicator: row.enable_audio_indicator,
-    enable_waiting_room: row.enable_waiting_room,
-    locale: row.locale ?? undefined,
-    current_participants: row.participants ?? [],
-    waiting_participants: row.waiting ?? [],
-    expected_guest_count: 1 + additional.length,
-    scheduled_at: row.scheduled_at.toISOString(),
-    meeting_duration: row.meeting_duration,
-    return_url: row.return_url,
-    host_return_url: row.host_return_url ?? undefined,
-    permanent: row.permanent,
-    doctor_id: row.doctor_id ?? undefined,
-    additional_access_tokens: showAdditional ? additional.map((token) => ({ token, join_url: join(token) })) : undefined,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    started_at: row.started_at?.toISOString(),
-    ended_at: row.ended_at?.toISOString(),
-    closed_at: row.closed_at?.toISOString(),
-  };
-}
-
-interface Settings {
-  name: string;
-  meeting_duration: number;
-  scheduled_at: Date;
-  return_url: string | null;
-  host_return_url: string | null;
-  host_display_name: string | null;
-  guest_display_name: string | null;
-  enable_chat: boolean;
-  enable_screenshare: boolean;
-  enable_invites: boolean;
-  enable_audio_indicator: boolean;
-}
-
-/** The create/update body, or null when it is invalid (the benchmark sends valid bodies only). */
-function settings(body: Row): Settings | null {
-  const name = typeof body.name === 'string' ? body.name.trim() : '';
-  const duration = body.meeting_duration;
-  const scheduledAt = typeof body.scheduled_at === 'string' ? new Date(body.scheduled_at) : new Date(NaN);
-  if (!name || name.length > 255 || !Number.isInteger(duration) || duration < 1 || duration > 1440 || Number.isNaN(scheduledAt.getTime())) return null;
-  const flag = (value: unknown) => (typeof value === 'boolean' ? value : true);
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : null);
-  return {
-    name,
-    meeting_duration: duration,
-    scheduled_at: scheduledAt,
-    return_url: text(body.return_url),
-    host_return_url: text(body.host_return_url),
-    host_display_name: text(body.host_display_name),
-    guest_display_name: text(body.guest_display_name),
-    enable_chat: flag(body.enable_chat),
-    enable_screenshare: flag(body.enable_screenshare),
-    enable_invites: flag(body.enable_invites),
-    enable_audio_indicator: flag(body.enable_audio_indicator),
-  };
-}
-
-const scheduledEnd = (s: Settings) => new Date(s.scheduled_at.getTime() + s.meeting_duration * 60_000);
-
-async function getRoom(principal: Principal, token: string): Promise<[number, unknown]> {
+async function getRoom(principal: Principal, token: string): Promise<Answer> {
   const { rows } = await query(
     `select r.*, ${EXTRAS}, ${SHOW_ADDITIONAL('$1', '$3')}
        from rooms r where r.tenant_id = $1 and r.token = $2 and ($3::uuid is null or r.organization_id = $3)`,
     [principal.tenantId, token, principal.organizationId],
   );
-  return rows[0] ? [200, present(rows[0], rows[0].show_additional)] : [404, { error: 'Room not found' }];
+  return rows[0] ? [200, present(rows[0], rows[0].show_additional, publicUrl)] : [404, { error: 'Room not found' }];
 }
 
-async function createRoom(principal: Principal, s: Settings): Promise<[number, unknown]> {
+async function createRoom(principal: Principal, s: Settings): Promise<Answer> {
   const now = new Date();
   const end = scheduledEnd(s);
   const { rows } = await query(
@@ -173,10 +76,10 @@ async function createRoom(principal: Principal, s: Settings): Promise<[number, u
       s.host_return_url, now, end > now ? end : now,
     ],
   );
-  return [201, present(rows[0]!, rows[0]!.show_additional)];
+  return [201, present(rows[0]!, rows[0]!.show_additional, publicUrl)];
 }
 
-async function updateRoom(principal: Principal, token: string, s: Settings): Promise<[number, unknown]> {
+async function updateRoom(principal: Principal, token: string, s: Settings): Promise<Answer> {
   const { rows } = await query(
     `with r as (
        update rooms set name = $4, meeting_duration = $5, scheduled_at = $6, return_url = $7, host_return_url = $8,
@@ -191,13 +94,14 @@ async function updateRoom(principal: Principal, token: string, s: Settings): Pro
       s.enable_audio_indicator, new Date(), scheduledEnd(s),
     ],
   );
-  return rows[0] ? [200, present(rows[0], rows[0].show_additional)] : [404, { error: 'Room not found' }];
+  return rows[0] ? [200, present(rows[0], rows[0].show_additional, publicUrl)] : [404, { error: 'Room not found' }];
 }
 
-async function listRooms(principal: Principal, page: number, perPage: number, res: http.ServerResponse): Promise<[number, unknown]> {
+async function listRooms(principal: Principal, page: number, res: http.ServerResponse): Promise<Answer> {
+  const perPage = 20;
   const org = principal.organizationId;
   const [counted, listed] = await Promise.all([
-    query(`select (select count from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
+    query(`select (select sum(count) from room_counts where tenant_id = $1 and organization_id = $2) as total, ${SHOW_ADDITIONAL('$1', '$3')}`, [
       principal.tenantId, org ?? WHOLE_TENANT, org,
     ]),
     query(
@@ -218,65 +122,7 @@ async function listRooms(principal: Principal, page: number, perPage: number, re
   res.setHeader('Total-Pages', String(pages));
   res.setHeader('Total-Count', String(total));
   res.setHeader('Link', links.join(', '));
-  return [200, { rooms: listed.rows.map((row) => present(row, counted.rows[0].show_additional)) }];
+  return [200, { rooms: listed.rows.map((row) => present(row, counted.rows[0].show_additional, publicUrl)) }];
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => resolve(body));
-    req.on('error', reject);
-  });
-}
-
-async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<[number, unknown]> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  if (url.pathname === '/healthz') return [200, { status: 'ok' }];
-  const principal = await authenticate(req.headers.authorization);
-  if (!principal) return [401, { error: 'Missing or invalid API token' }];
-  const match = /^\/api\/rooms(?:\/([^/]+))?$/.exec(url.pathname);
-  if (!match) return [404, { error: 'Not found' }];
-  const token = match[1];
-  if (token !== undefined && !ROOM_TOKEN.test(token)) return [404, { error: 'Room not found' }];
-  if (req.method === 'GET' && token === undefined) {
-    const page = Number(url.searchParams.get('page') ?? 1);
-    if (!Number.isInteger(page) || page < 1) return [400, [{ attribute: 'page', type: 'invalid', message: 'is invalid' }]];
-    return listRooms(principal, page, 20, res);
-  }
-  if (req.method === 'GET') return getRoom(principal, token!);
-  if (req.method === 'POST' || req.method === 'PUT') {
-    let body: Row;
-    try {
-      body = JSON.parse(await readBody(req));
-    } catch {
-      return [400, [{ attribute: 'body', type: 'invalid', message: 'is not valid JSON' }]];
-    }
-    const s = body && typeof body === 'object' ? settings(body) : null;
-    if (!s) return [400, [{ attribute: 'body', type: 'invalid', message: 'is invalid' }]];
-    if (req.method === 'POST' && token === undefined) return createRoom(principal, s);
-    if (req.method === 'PUT' && token !== undefined) return updateRoom(principal, token, s);
-  }
-  return [404, { error: 'Not found' }];
-}
-
-const server = http.createServer((req, res) => {
-  route(req, res).then(
-    ([status, body]) => {
-      const json = JSON.stringify(body);
-      res.statusCode = status;
-      res.setHeader('content-type', 'application/json; charset=utf-8');
-      // A length instead of chunked encoding, as Fastify sends: one write, no trailing chunk.
-      res.setHeader('content-length', Buffer.byteLength(json));
-      res.end(json);
-    },
-    (error: unknown) => {
-      process.stderr.write(`baseline: ${error instanceof Error ? error.message : String(error)}\n`);
-      res.statusCode = 500;
-      res.end('{"error":"internal"}');
-    },
-  );
-});
-server.listen(Number(process.env.PORT ?? 3100), '127.0.0.1');
-process.on('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))));
+serveRooms<Principal>({ authenticate, get: getRoom, create: createRoom, update: updateRoom, list: listRooms }, 'baseline', () => pool.end());

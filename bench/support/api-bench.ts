@@ -1,18 +1,26 @@
 // The API throughput and latency measurement shared by api.bench.ts
-// (Parley on PostgreSQL against the node:http baseline) and embedded.bench.ts
+// (Parley on PostgreSQL against the two node:http baselines) and embedded.bench.ts
 // (Parley on PGlite against Parley on PostgreSQL). Every target gets the same
 // requests, interleaved (each repetition alternates which target goes first),
-// so that the machine's noise falls on all of them alike.
+// so that the machine's noise falls on all of them alike. --sustained=SECONDS
+// instead runs one endpoint for that long per target, in windows that
+// alternate between the targets, and compares each one's last minute with its
+// first (tables that grow, autovacuum, checkpoints).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadResult } from './load.js';
 import { startBenchPostgres, withClient } from './postgres.js';
-import { startBaseline, startParley, type ServerProcess } from './processes.js';
+import { startBaseline, startIndependentBaseline, startParley, type ServerProcess } from './processes.js';
 import { fixed, flags, markdownTable, median } from './stats.js';
 
-/** parley@NAME: the build in the directory NAME of --before (an earlier commit). */
-export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | `parley@${string}`;
+/**
+ * baseline: baseline-server.ts (Parley's statements on Parley's schema);
+ * independent: independent-baseline-server.ts (a schema of its own);
+ * parley@NAME: the build in the directory NAME of --before (an earlier commit).
+ */
+export type TargetName = 'baseline' | 'independent' | 'parley-pg' | 'parley-pglite' | `parley@${string}`;
+const BASELINES: TargetName[] = ['baseline', 'independent'];
 
 interface Target {
   name: TargetName;
@@ -62,7 +70,7 @@ async function createRooms(server: ServerProcess, token: string, count: number):
   return paths;
 }
 
-export async function runApiBench(targetNames: TargetName[], title: string): Promise<void> {
+export async function runApiBench(allTargets: TargetName[], title: string): Promise<void> {
   const options = flags();
   const seconds = Number(options.get('seconds') ?? 5);
   const reps = Number(options.get('reps') ?? 3);
@@ -71,19 +79,25 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
   const rooms = Number(options.get('rooms') ?? 1000);
   const poolSize = Number(options.get('pool') ?? 20);
   const only = options.get('only');
+  const sustained = Number(options.get('sustained') ?? 0);
+  const window = Number(options.get('window') ?? 10);
+  // --targets=parley-pg,independent: only these of the benchmark's targets (and the --before builds).
+  const chosen = options.get('targets')?.split(',');
+  const targetNames = chosen ? allTargets.filter((name) => chosen.includes(name)) : allTargets;
   // --before=DIR[,DIR...]: also run the builds in these directories (checkouts of earlier
   // commits, built), each on its own database of the same cluster: before/after figures
   // taken in the same run, under the same background load.
   const beforeDirs = new Map((options.get('before') ?? '').split(',').filter(Boolean).map((dir) => [`parley@${path.basename(dir)}` as const, dir]));
   const log = (line: string) => process.stderr.write(line + '\n');
 
-  log(`${title}: ${seconds}s per point, ${reps} repetitions, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
+  const plan = sustained > 0 ? `sustained ${sustained}s per target in ${window}s windows` : `${seconds}s per point, ${reps} repetitions`;
+  log(`${title}: ${plan}, connections ${connectionLevels.join('/')}, PostgreSQL fsync ${durable ? 'on' : 'off'}`);
   const postgres = await startBenchPostgres({ durable, log });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-pglite-'));
   const targets: Target[] = [];
   try {
     for (const name of [...targetNames, ...beforeDirs.keys()]) {
-      if (name === 'baseline') continue;
+      if (BASELINES.includes(name)) continue;
       let env: Record<string, string> = { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) };
       if (name === 'parley-pglite') env = { DATA_DIR: dataDir };
       const beforeDir = beforeDirs.get(name as `parley@${string}`);
@@ -109,6 +123,21 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
       );
       if (ours !== theirs) throw new Error(`the baseline's room differs from Parley's:\n${ours}\n${theirs}`);
     }
+    if (targetNames.includes('independent')) {
+      const parley = targets.find((t) => t.name === 'parley-pg');
+      if (!parley) throw new Error('the independent baseline runs beside parley-pg (its join URLs, its room to compare with)');
+      const server = await startIndependentBaseline(postgres.url, poolSize, parley.server.url);
+      log(`independent: listening on ${server.url}; creating ${rooms} rooms`);
+      const independent: Target = { name: 'independent', server, token: server.token, roomPaths: await createRooms(server, server.token, rooms) };
+      targets.splice(targets.indexOf(parley), 0, independent);
+      // Other rooms, so not the same bytes: the same fields in the same order, each of the same type.
+      const shape = async (t: Target) => {
+        const room = (await (await fetch(t.server.url + t.roomPaths[0], { headers: { authorization: `Bearer ${t.token}` } })).json()) as Record<string, unknown>;
+        return Object.entries(room).map(([field, value]) => `${field}:${Array.isArray(value) ? 'array' : typeof value}`).join(' ');
+      };
+      const [ours, theirs] = [await shape(independent), await shape(parley)];
+      if (ours !== theirs) throw new Error(`the independent baseline's room has other fields than Parley's:\n${ours}\n${theirs}`);
+    }
 
     const endpoints = ENDPOINTS.filter((e) => !only || only.split(',').some((part) => e.label.includes(part)));
     const measure = (target: Target, endpoint: (typeof ENDPOINTS)[number], connections: number, secs: number) =>
@@ -125,6 +154,10 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
 
     log('warm-up');
     for (const endpoint of endpoints) for (const target of targets) await measure(target, endpoint, 10, 1);
+    if (sustained > 0) {
+      await runSustained({ targets, endpoint: endpoints[0]!, connections: connectionLevels[0]!, seconds: sustained, window, measure, log, durable });
+      return;
+    }
 
     const results = new Map<string, LoadResult[]>();
     const key = (target: string, endpoint: string, connections: number) => `${target}|${endpoint}|${connections}`;
@@ -143,31 +176,93 @@ export async function runApiBench(targetNames: TargetName[], title: string): Pro
       }
     }
 
-    const reference = targets[0]!.name;
+    // Each baseline present, and each --before build (after ÷ before), is a reference
+    // with ratio columns of its own; without any, the first target.
+    const references = targets.filter((t) => BASELINES.includes(t.name) || beforeDirs.has(t.name as `parley@${string}`)).map((t) => t.name);
+    if (references.length === 0) references.push(targets[0]!.name);
     const rows: (string | number)[][] = [];
     for (const endpoint of endpoints) {
       for (const connections of connectionLevels) {
-        const ref = results.get(key(reference, endpoint.label, connections))!;
         for (const target of targets) {
           const runs = results.get(key(target.name, endpoint.label, connections))!;
-          // Ratios are taken within each repetition (measured back to back, under the
-          // same background load) and then their median: steadier than a ratio of medians.
-          const rpsRatio = median(runs.map((r, i) => r.requestsPerSecond / ref[i]!.requestsPerSecond));
-          const p99Ratio = median(runs.map((r, i) => r.p99 / Math.max(ref[i]!.p99, 0.001)));
+          const ratios = references.flatMap((reference) => {
+            if (target.name === reference) return ['1', '1'];
+            const ref = results.get(key(reference, endpoint.label, connections))!;
+            // Ratios are taken within each repetition (measured back to back, under the
+            // same background load) and then their median: steadier than a ratio of medians.
+            const rpsRatio = median(runs.map((r, i) => r.requestsPerSecond / ref[i]!.requestsPerSecond));
+            const p99Ratio = median(runs.map((r, i) => r.p99 / Math.max(ref[i]!.p99, 0.001)));
+            return [fixed(rpsRatio, 2), fixed(p99Ratio, 2)];
+          });
           rows.push([
             endpoint.label, connections, target.name, fixed(median(runs.map((r) => r.requestsPerSecond)), 0),
-            fixed(median(runs.map((r) => r.p50)), 2), fixed(median(runs.map((r) => r.p99)), 2),
-            target.name === reference ? '1' : fixed(rpsRatio, 2), target.name === reference ? '1' : fixed(p99Ratio, 2),
+            fixed(median(runs.map((r) => r.p50)), 2), fixed(median(runs.map((r) => r.p99)), 2), ...ratios,
           ]);
         }
       }
     }
     console.log(`\n### ${title}\n`);
-    console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${seconds}s x ${reps} per point (medians), PostgreSQL fsync ${durable ? 'on' : 'off'}, pool ${poolSize}, log level ${options.get('log-level') ?? 'info'}\n`);
-    console.log(markdownTable(['endpoint', 'conns', 'server', 'req/s', 'p50 ms', 'p99 ms', `req/s ÷ ${reference}`, `p99 ÷ ${reference}`], rows));
+    console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${seconds}s x ${reps} per point (medians), PostgreSQL fsync ${durable ? 'on' : 'off'}, pool ${poolSize}, log level ${options.get('log-level') ?? 'info'}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    const ratioHeaders = references.flatMap((reference) => [`req/s ÷ ${reference}`, `p99 ÷ ${reference}`]);
+    console.log(markdownTable(['endpoint', 'conns', 'server', 'req/s', 'p50 ms', 'p99 ms', ...ratioHeaders], rows));
   } finally {
     for (const target of targets) await target.server.stop().catch(() => {});
     await postgres.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * --sustained: `seconds` of one endpoint per target, in windows of `window`
+ * seconds that alternate between the targets (A B C, C B A, ...), so that each
+ * target's first and last minute fall in the same stretch of the machine's
+ * time as the others'. Per target: the median window of its first minute and
+ * of its last, and last ÷ first (the issue's target: within 10 %); with the
+ * independent baseline present, each minute's median per-round ratio to it.
+ */
+async function runSustained(options: {
+  targets: Target[];
+  endpoint: (typeof ENDPOINTS)[number];
+  connections: number;
+  seconds: number;
+  window: number;
+  durable: boolean;
+  measure: (target: Target, endpoint: (typeof ENDPOINTS)[number], connections: number, secs: number) => Promise<LoadResult>;
+  log: (line: string) => void;
+}): Promise<void> {
+  const { targets, endpoint, connections, seconds, window, measure, log } = options;
+  const rounds = Math.ceil(seconds / window);
+  const perMinute = Math.min(rounds, Math.ceil(60 / window));
+  const windows = new Map<TargetName, LoadResult[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      const result = await measure(target, endpoint, connections, window);
+      windows.get(target.name)!.push(result);
+      log(`window ${round + 1}/${rounds} ${target.name.padEnd(13)} ${endpoint.label} c=${connections} ` +
+        `${fixed(result.requestsPerSecond, 0).padStart(6)} req/s  p99 ${result.p99} ms`);
+    }
+  }
+  const first = (runs: LoadResult[]) => runs.slice(0, perMinute);
+  const last = (runs: LoadResult[]) => runs.slice(rounds - perMinute);
+  const rps = (runs: LoadResult[]) => median(runs.map((r) => r.requestsPerSecond));
+  const independent = windows.get('independent');
+  const versus = (runs: LoadResult[], pick: (runs: LoadResult[]) => LoadResult[]) =>
+    independent ? fixed(median(pick(runs).map((r, i) => r.requestsPerSecond / pick(independent)[i]!.requestsPerSecond)), 2) : '-';
+  const rows = targets.map((target) => {
+    const runs = windows.get(target.name)!;
+    return [
+      target.name, runs.length, fixed(rps(first(runs)), 0), fixed(rps(last(runs)), 0), fixed(rps(last(runs)) / rps(first(runs)), 2),
+      fixed(median(first(runs).map((r) => r.p99)), 1), fixed(median(last(runs).map((r) => r.p99)), 1),
+      versus(runs, first), versus(runs, last), runs.reduce((n, r) => n + r.total, 0),
+    ];
+  });
+  const title = `Sustained ${endpoint.label}, ${connections} connections, ${seconds} s per target in ${window} s windows`;
+  console.log(`\n### ${title}\n`);
+  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, PostgreSQL fsync ${options.durable ? 'on' : 'off'}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+  console.log(markdownTable(
+    ['server', 'windows', 'first minute req/s', 'last minute req/s', 'last ÷ first', 'first minute p99 ms', 'last minute p99 ms',
+      '÷ independent, first minute', '÷ independent, last minute', 'requests'],
+    rows,
+  ));
 }

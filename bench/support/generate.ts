@@ -58,10 +58,10 @@ export async function generateRooms(client: pg.Client, plans: RoomPlan[], progre
     const tenants = [...new Set(plans.map((p) => p.tenantId))];
     await client.query('delete from room_counts where tenant_id = any($1::uuid[])', [tenants]);
     await client.query(
-      `insert into room_counts (tenant_id, organization_id, count)
-         select tenant_id, $2::uuid, count(*) from rooms where tenant_id = any($1::uuid[]) group by tenant_id
+      `insert into room_counts (tenant_id, organization_id, shard, count)
+         select tenant_id, $2::uuid, 0, count(*) from rooms where tenant_id = any($1::uuid[]) group by tenant_id
          union all
-         select tenant_id, organization_id, count(*) from rooms
+         select tenant_id, organization_id, 0, count(*) from rooms
            where tenant_id = any($1::uuid[]) and organization_id is not null group by tenant_id, organization_id`,
       [tenants, WHOLE_TENANT],
     );
@@ -109,8 +109,8 @@ export async function generateFeedback(client: pg.Client, plans: FeedbackPlan[],
     const tenants = [...new Set(plans.map((p) => p.tenantId))];
     await client.query('delete from feedback_daily_counts where tenant_id = any($1::uuid[])', [tenants]);
     await client.query(
-      `insert into feedback_daily_counts (tenant_id, day, rating, count)
-         select tenant_id, local_day, rating, count(*) from room_feedbacks
+      `insert into feedback_daily_counts (tenant_id, day, rating, shard, count)
+         select tenant_id, local_day, rating, 0, count(*) from room_feedbacks
          where tenant_id = any($1::uuid[]) group by tenant_id, local_day, rating`,
       [tenants],
     );

@@ -3,10 +3,12 @@
 // node process. Output goes to a file (not a pipe the benchmark must drain),
 // and every process is killed when the benchmark exits, however it exits.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -130,6 +132,40 @@ export async function startBaseline(databaseUrl: string, poolSize: number, publi
     port,
     readyPath: '/healthz',
   });
+}
+
+/**
+ * bench/independent-baseline-server.ts on its own database of the cluster at
+ * `clusterUrl` (created here), with one tenant whose token it returns.
+ */
+export async function startIndependentBaseline(
+  clusterUrl: string,
+  poolSize: number,
+  publicUrl: string,
+): Promise<ServerProcess & { token: string }> {
+  const admin = new pg.Client({ connectionString: clusterUrl });
+  await admin.connect();
+  try {
+    await admin.query('create database parley_independent');
+  } finally {
+    await admin.end();
+  }
+  const token = `prl_${randomBytes(32).toString('base64url')}`;
+  const port = await freePort();
+  const server = await startProcess({
+    name: 'independent',
+    args: ['--import', 'tsx', path.join(root, 'bench/independent-baseline-server.ts')],
+    env: {
+      PORT: String(port),
+      DATABASE_URL: clusterUrl.replace(/\/postgres$/, '/parley_independent'),
+      DATABASE_POOL_SIZE: String(poolSize),
+      PUBLIC_URL: publicUrl,
+      BENCH_API_TOKEN: token,
+    },
+    port,
+    readyPath: '/healthz',
+  });
+  return { ...server, token };
 }
 
 /** A call to Parley's admin API. */

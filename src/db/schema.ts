@@ -93,9 +93,11 @@ export interface RoomGuestTokensTable {
   created_at: Date;
 }
 
+/** Rooms per tenant and organization, spread over shards (0007): the count is the sum of the shards. */
 export interface RoomCountsTable {
   tenant_id: string;
   organization_id: string;
+  shard: number;
   count: number;
 }
 
@@ -141,10 +143,12 @@ export interface RoomFeedbacksTable {
   created_at: Date;
 }
 
+/** Feedbacks per tenant, day and rating, spread over shards (0007): the count is the sum of the shards. */
 export interface FeedbackDailyCountsTable {
   tenant_id: string;
   day: string;
   rating: Rating;
+  shard: number;
   count: number;
 }
 

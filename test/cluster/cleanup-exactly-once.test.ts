@@ -58,7 +58,7 @@ describe('cleanup across two nodes', () => {
     const left = await sql<{ n: number }>`select count(*)::int as n from rooms`.execute(db);
     expect(left.rows[0]!.n).toBe(KEPT);
     // The trigger-kept count followed the deletions on both nodes.
-    const counted = await sql<{ count: number }>`select count from room_counts where tenant_id = ${tenant}::uuid and organization_id = '00000000-0000-0000-0000-000000000000'`.execute(db);
+    const counted = await sql<{ count: number }>`select sum(count) as count from room_counts where tenant_id = ${tenant}::uuid and organization_id = '00000000-0000-0000-0000-000000000000'`.execute(db);
     expect(Number(counted.rows[0]!.count)).toBe(KEPT);
   });
 });

@@ -402,15 +402,18 @@ export function createRoomsRepo(db: Db) {
       return Number(result.numDeletedRows) > 0;
     },
 
-    /** Number of rooms in scope, from the counts the triggers keep (never a scan). */
+    /**
+     * Number of rooms in scope, from the counts the triggers keep (never a scan):
+     * the sum of the scope's shards (0007_sharded_counts.sql), at most 16 rows of the key.
+     */
     async count(scope: RoomScope): Promise<number> {
       const row = await db
         .selectFrom('room_counts')
-        .select('count')
+        .select((eb) => eb.fn.sum<string | number | null>('count').as('count'))
         .where('tenant_id', '=', scope.tenantId)
         .where('organization_id', '=', scope.organizationId ?? WHOLE_TENANT)
         .executeTakeFirst();
-      return row ? Number(row.count) : 0;
+      return Number(row?.count ?? 0);
     },
 
     /** One page of rooms in scope with their extras, oldest first. */
