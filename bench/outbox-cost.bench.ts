@@ -1,16 +1,21 @@
 // What the webhook outbox (src/db/migrations/0006_webhooks.sql) costs the hot
-// paths, in process against the domain services: a join and a leave of a
-// call, POST room (create) and PUT room (update). Three variants: the
-// triggers disabled (as before webhooks: a disabled trigger is skipped before
-// its function runs), on with no endpoint for the tenant, and on with an
-// endpoint that wants every event. They run in interleaved blocks on one
-// database, so that the machine's drift hits them alike; the time is the
-// median block, and the change is the median of each block's own ratio to the
-// triggers off (paired within the block, so that a slow minute of a loaded
-// machine, which slows every variant of its block, cancels out). Create and PUT fire no trigger of ours today (the status
-// trigger is UPDATE OF status only), and are measured so that the figure
-// shows it, and catches a trigger added to them later.
-//   npm run bench:outbox -- [--db=pglite|postgres] [--blocks=10] [--per-block=150]
+// paths. Three variants: the triggers disabled (as before webhooks: a
+// disabled trigger is skipped before its function runs), on with no endpoint
+// for the tenant, and on with an endpoint that wants every event. They run in
+// interleaved blocks on one database, so that the machine's drift hits them
+// alike; the time is the median block, and the change is the median of each
+// block's own ratio to the triggers off (paired within the block, so that a
+// slow minute of a loaded machine, which slows every variant of its block,
+// cancels out).
+// --path=services (the default): in process against the domain services, a
+// join and a leave of a call, POST room (create) and PUT room (update). Create
+// and PUT fire no trigger of ours today (the status trigger is UPDATE OF
+// status only), and are measured so that the figure shows it, and catches a
+// trigger added to them later.
+// --path=ws: a join and a leave as a browser makes them, over a real
+// WebSocket to the realtime server listening in this process
+// (support/ws-join.ts): the share of a user's join that the outbox is.
+//   npm run bench:outbox -- [--db=pglite|postgres] [--path=services|ws] [--blocks=10] [--per-block=150]
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openPGlite, openPostgres } from '../src/db/client.js';
@@ -18,18 +23,27 @@ import { migrate } from '../src/db/migrate.js';
 import { createServices } from '../src/services.js';
 import { startBenchPostgres } from './support/postgres.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
+import { joinAndLeave, startJoinServer, type JoinServer } from './support/ws-join.js';
 
 const options = flags();
 const onPostgres = (options.get('db') ?? 'pglite') === 'postgres';
 const blocks = Number(options.get('blocks') ?? 10);
 const perBlock = Number(options.get('per-block') ?? 150);
+const path = options.get('path') ?? 'services';
+if (path !== 'services' && path !== 'ws') throw new Error(`--path is services or ws, not ${path}`);
 const log = (line: string) => process.stderr.write(line + '\n');
 
 const postgres = onPostgres ? await startBenchPostgres({ durable: false, log }) : null;
 const database = postgres ? await openPostgres(postgres.url, 10) : await openPGlite(null);
+let server: JoinServer | null = null;
 try {
   await migrate(database);
-  const services = createServices({ database, config: loadConfig({ PUBLIC_URL: 'http://bench.test', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }) });
+  const services = createServices({
+    database,
+    // No reconnect grace: a socket's close after its leave has nothing left to do (support/ws-join.ts).
+    config: loadConfig({ PUBLIC_URL: 'http://bench.test', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', RECONNECT_GRACE_SECONDS: '0', LOG_LEVEL: 'warn' }),
+  });
+  if (path === 'ws') server = await startJoinServer(services);
   const tenant = await services.tenants.createTenant({ name: 'Outbox bench' });
   const principal = await services.auth.authenticate(`Bearer ${(await services.tenants.issueToken(tenant.id, {})).token}`);
   const rooms: { token: string; guest_token: string }[] = [];
@@ -54,7 +68,7 @@ try {
     }],
   ];
   const input = { name: 'R', meeting_duration: 30, scheduled_at: '2026-03-10T14:00:00Z' };
-  const operations: [string, (i: number) => Promise<unknown>][] = [
+  const inProcess: [string, (i: number) => Promise<unknown>][] = [
     ['join + leave', async (i) => {
       const joined = await services.participation.join({ joinToken: rooms[i % rooms.length]!.guest_token, displayName: 'P' });
       await services.participation.leave(joined.participant.token);
@@ -63,6 +77,10 @@ try {
     // Alternating names: every PUT really changes the room (a new version), as an integrator's edit does.
     ['PUT room', (i) => services.rooms.update(principal, rooms[i % rooms.length]!.token, { ...input, name: `R${i % 2}` }, undefined)],
   ];
+  const overWebSocket = (joinServer: JoinServer): [string, (i: number) => Promise<unknown>][] => [
+    ['join + leave over WebSocket', (i) => joinAndLeave(joinServer, rooms[i % rooms.length]!.guest_token)],
+  ];
+  const operations = server ? overWebSocket(server) : inProcess;
   const key = (variant: string, operation: string) => `${variant}\u0000${operation}`;
   const times = new Map<string, number[]>();
   for (let block = 0; block < blocks; block++) {
@@ -83,7 +101,7 @@ try {
     }
   }
   console.log(
-    `${database.kind}, ${blocks} blocks of ${perBlock} of each operation; ms per operation (median block), ` +
+    `${database.kind}, ${path === 'ws' ? 'over WebSocket' : 'in process'}, ${blocks} blocks of ${perBlock} of each operation; ms per operation (median block), ` +
       `change against before (median of the blocks' ratios)\n`,
   );
   console.log(
@@ -101,6 +119,7 @@ try {
     ),
   );
 } finally {
+  await server?.close();
   await database.close();
   await postgres?.stop();
 }
