@@ -21,6 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { openPGlite, openPostgres } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { createServices } from '../src/services.js';
+import { clusterCpu, processCpuMs } from './support/cpu.js';
 import { startBenchPostgres } from './support/postgres.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 import { joinAndLeave, startJoinServer, type JoinServer } from './support/ws-join.js';
@@ -82,7 +83,13 @@ try {
   ];
   const operations = server ? overWebSocket(server) : inProcess;
   const key = (variant: string, operation: string) => `${variant}\u0000${operation}`;
-  const times = new Map<string, number[]>();
+  // Per variant and operation, one figure per block: wall ms per operation, and CPU ms per operation (this
+  // process, which holds PGlite when embedded, plus the PostgreSQL cluster's processes).
+  const wall = new Map<string, number[]>();
+  const cpu = new Map<string, number[]>();
+  const record = (figures: Map<string, number[]>, k: string, value: number) => figures.set(k, [...(figures.get(k) ?? []), value]);
+  const clusterMs = postgres ? clusterCpu((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(database.db)).rows[0]!.pid) : () => 0;
+  const cpuMs = () => processCpuMs() + clusterMs();
   for (let block = 0; block < blocks; block++) {
     // Each block starts with another variant: whatever the first runs of a block pay (plans remade after the
     // ALTER TABLE, a checkpoint) falls on each variant alike.
@@ -90,32 +97,32 @@ try {
     for (const [name, setUp] of order) {
       await setUp();
       for (const [operation, run] of operations) {
-        const started = performance.now();
+        const [started, cpuStarted] = [performance.now(), cpuMs()];
         for (let i = 0; i < perBlock; i++) await run(i);
-        const list = times.get(key(name, operation)) ?? [];
-        list.push((performance.now() - started) / perBlock);
-        times.set(key(name, operation), list);
+        record(wall, key(name, operation), (performance.now() - started) / perBlock);
+        record(cpu, key(name, operation), (cpuMs() - cpuStarted) / perBlock);
       }
       if (endpoint) await services.repos.webhookEndpoints.delete(tenant.id, endpoint);
       endpoint = null;
     }
+    log(`block ${block + 1} of ${blocks} done`);
   }
+  /** The median block, and the median over the blocks of each block's ratio to the triggers off. */
+  const cells = (figures: Map<string, number[]>, name: string, operation: string) => {
+    const before = figures.get(key(variants[0]![0], operation))!;
+    const mine = figures.get(key(name, operation))!;
+    const change = (median(mine.map((ms, block) => ms / before[block]!)) - 1) * 100;
+    return [fixed(median(mine), 3), `${change >= 0 ? '+' : ''}${fixed(change, 1)} %`];
+  };
   console.log(
-    `${database.kind}, ${path === 'ws' ? 'over WebSocket' : 'in process'}, ${blocks} blocks of ${perBlock} of each operation; ms per operation (median block), ` +
-      `change against before (median of the blocks' ratios)\n`,
+    `${database.kind}, ${path === 'ws' ? 'over WebSocket' : 'in process'}, ${blocks} blocks of ${perBlock} of each operation; ` +
+      `ms per operation (median block) and change against before (median of the blocks' ratios), ` +
+      `in wall time and in CPU (${postgres ? 'this process and the PostgreSQL cluster' : 'this process, PGlite included'})\n`,
   );
   console.log(
     markdownTable(
-      ['variant', ...operations.flatMap(([operation]) => [`${operation}, ms`, 'against before'])],
-      variants.map(([name]) => [
-        name,
-        ...operations.flatMap(([operation]) => {
-          const before = times.get(key(variants[0]![0], operation))!;
-          const mine = times.get(key(name, operation))!;
-          const change = (median(mine.map((ms, block) => ms / before[block]!)) - 1) * 100;
-          return [fixed(median(mine), 3), `${change >= 0 ? '+' : ''}${fixed(change, 1)} %`];
-        }),
-      ]),
+      ['variant', ...operations.flatMap(([operation]) => [`${operation}, ms`, 'against before', 'CPU ms', 'against before'])],
+      variants.map(([name]) => [name, ...operations.flatMap(([operation]) => [...cells(wall, name, operation), ...cells(cpu, name, operation)])]),
     ),
   );
 } finally {
