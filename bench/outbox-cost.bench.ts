@@ -6,7 +6,8 @@
 // alike; the time is the median block, and the change is the median of each
 // block's own ratio to the triggers off (paired within the block, so that a
 // slow minute of a loaded machine, which slows every variant of its block,
-// cancels out).
+// cancels out). Both in wall time and in CPU (support/cpu.ts): on a shared
+// machine the CPU is the steadier of the two (bench/README.md).
 // --path=services (the default): in process against the domain services, a
 // join and a leave of a call, POST room (create) and PUT room (update). Create
 // and PUT fire no trigger of ours today (the status trigger is UPDATE OF
