@@ -17,6 +17,11 @@ import { createPostgresDatabase, testDb } from '../helpers/database.js';
 const root = path.resolve(import.meta.dirname, '../..');
 const execFileP = promisify(execFile);
 
+const OUTBOX_VARIANTS = ['triggers off (before webhooks)', 'no endpoint', 'an endpoint for every event'];
+/** A variant's row of the outbox benchmark: per operation, wall and CPU ms per operation, each with its change against the triggers off. */
+const outboxRow = (variant: string, operations: number) =>
+  new RegExp(`^\\| ${variant.replace(/[()]/g, '\\$&')}( \\| \\d+\\.\\d{3} \\| [+-]\\d+\\.\\d %){${operations * 2}} \\|$`, 'm');
+
 describe.runIf(testDb === 'postgres')('benchmarks', () => {
   // Three servers and three endpoints: over a minute on a busy machine.
   it('the API benchmark runs and reports Parley against both baselines', { timeout: 240_000 }, async () => {
@@ -53,10 +58,18 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
       cwd: root,
       timeout: 110_000,
     });
-    for (const variant of ['triggers off (before webhooks)', 'no endpoint', 'an endpoint for every event']) {
-      // join + leave, POST room, PUT room: each a time and its change against the variant without triggers.
-      expect(stdout).toMatch(new RegExp(`^\\| ${variant.replace(/[()]/g, '\\$&')}( \\| \\d+\\.\\d{3} \\| [+-]\\d+\\.\\d %){3} \\|$`, 'm'));
-    }
+    // join + leave, POST room, PUT room.
+    for (const variant of OUTBOX_VARIANTS) expect(stdout).toMatch(outboxRow(variant, 3));
+  });
+
+  it('the outbox benchmark compares its three variants on a join + leave over a real WebSocket', { timeout: 120_000 }, async () => {
+    const { stdout } = await execFileP(
+      process.execPath,
+      ['--import', 'tsx', 'bench/outbox-cost.bench.ts', '--db=pglite', '--path=ws', '--blocks=1', '--per-block=2'],
+      { cwd: root, timeout: 110_000 },
+    );
+    expect(stdout).toContain('| variant | join + leave over WebSocket, ms | against before | CPU ms | against before |');
+    for (const variant of OUTBOX_VARIANTS) expect(stdout).toMatch(outboxRow(variant, 1));
   });
 
   it('the webhook delivery benchmark reports latency and rate', { timeout: 120_000 }, async () => {
