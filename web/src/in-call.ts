@@ -24,7 +24,7 @@ import { createStage } from './in-call/stage.js';
 import { errorText, t } from './i18n.js';
 import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
-import { Mesh } from './mesh.js';
+import { Mesh, type SpareConnection } from './mesh.js';
 
 type EndKind = 'left' | ConnectionEnd;
 
@@ -36,6 +36,8 @@ export interface CallOptions {
   stream: MediaStream;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
+  /** A peer connection made ahead for `stream` (mesh.ts prepareConnection), if there is one. */
+  spare?: SpareConnection | null;
   /** The call (or the wait) is over for this participant: what to show next. */
   onEnd(end: { kind: EndKind; joined: Joined | null; returnUrl: string | null; message?: string; code?: string }): void;
 }
@@ -48,6 +50,39 @@ export function startCall(options: CallOptions): void {
   let waiting = false;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
+
+  const connection = connectCall({
+    joinToken: options.joinToken,
+    displayName: options.name,
+    socket: options.socket,
+    onDown: () => health.lost(),
+    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
+    onDoubt: (inDoubt) => health.doubt(inDoubt),
+    onJoined,
+    onWaiting: (entry) => {
+      waiting = true;
+      stage.setWaiting(true);
+      self.setName(entry.self.name);
+      health.rejoined();
+      render();
+    },
+    onMessage: (message) => void onMessage(message),
+    onEnd: finish,
+  });
+  const { signaling } = connection;
+
+  const mesh = new Mesh('', {}, {
+    send: (to, data) => signaling.send({ type: 'signal', to, data }),
+    onTrack: (peerId, track, from) => peers.track(peerId, track, from),
+    onState: (peerId, state) => {
+      if (state === 'connected') health.peerFlowing(peerId);
+      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
+    },
+  });
+  mesh.addTracks(stream);
+  if (options.spare) mesh.useSpare(options.spare);
+  // The join leaves before the call's screen is built: the server answers while the page works.
+  signaling.connect(options.socket);
 
   const stage = createStage(options.root, options.roomName);
   const self = createLocalTile(stage, options.name, stream);
@@ -79,35 +114,6 @@ export function startCall(options: CallOptions): void {
     return reply.type === 'ack';
   });
 
-  const connection = connectCall({
-    joinToken: options.joinToken,
-    displayName: options.name,
-    socket: options.socket,
-    onDown: () => health.lost(),
-    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
-    onDoubt: (inDoubt) => health.doubt(inDoubt),
-    onJoined,
-    onWaiting: (entry) => {
-      waiting = true;
-      stage.setWaiting(true);
-      self.setName(entry.self.name);
-      health.rejoined();
-      render();
-    },
-    onMessage: (message) => void onMessage(message),
-    onEnd: finish,
-  });
-  const { signaling } = connection;
-
-  const mesh = new Mesh('', {}, {
-    send: (to, data) => signaling.send({ type: 'signal', to, data }),
-    onTrack: (peerId, track, from) => peers.track(peerId, track, from),
-    onState: (peerId, state) => {
-      if (state === 'connected') health.peerFlowing(peerId);
-      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
-    },
-  });
-  mesh.addTracks(stream);
   const localMedia = createLocalMedia(stream, {
     mesh,
     onTrackChanged: (kind) => {
@@ -210,13 +216,7 @@ export function startCall(options: CallOptions): void {
 
   async function onJoined(joined: Joined) {
     settings = joined.settings;
-    if (waiting) {
-      waiting = false;
-      stage.setWaiting(false);
-    }
-    stage.say(joined.resumed ? t('connection.reconnected') : '');
-    waitingList.set(joined.waiting);
-    self.setName(joined.self.name);
+    // The connections first, the screen after: what the others wait for is the offer (bench/README.md, browser).
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
     if (joined.resumed && mesh.selfId === joined.self.id) {
       // Back after a drop, as the same participant: keep the tiles and connections of those still here.
@@ -230,12 +230,19 @@ export function startCall(options: CallOptions): void {
     } else {
       peers.removeAll();
       mesh.reset(joined.self.id, rtcConfig);
-      // The newcomer calls everyone already there; they answer.
+      // The newcomer calls everyone already there; they answer. (A tile added replaces its peer's connection: tile first.)
       for (const info of joined.peers) {
         peers.add(info);
         mesh.add(info.id, true);
       }
     }
+    if (waiting) {
+      waiting = false;
+      stage.setWaiting(false);
+    }
+    stage.say(joined.resumed ? t('connection.reconnected') : '');
+    waitingList.set(joined.waiting);
+    self.setName(joined.self.name);
     health.rejoined();
     announceMedia();
     await screenShare.announceAgain();
@@ -380,5 +387,4 @@ export function startCall(options: CallOptions): void {
   }
 
   render();
-  signaling.connect(options.socket);
 }
