@@ -169,12 +169,13 @@ export interface SpareConnection {
 
 /**
  * A peer connection sending `stream`, and its offer, made ahead of the call
- * (while the join screen shows): the first offer then leaves as soon as the
- * `joined` reply is read, without waiting for the connection's setup (its
- * DTLS certificate, the senders, the offer itself: 10–20 ms of the click to
- * the offer, bench/README.md, browser). No ICE servers yet and no local
+ * (while the join screen shows): the newcomer's first offer then leaves as
+ * soon as the `joined` reply is read, without waiting for the connection's
+ * setup (its DTLS certificate, the senders, the offer itself: 10–20 ms of the
+ * click to the offer, bench/README.md, browser); a host alone in the room
+ * answers the first guest with it. No ICE servers yet and no local
  * description: it gathers nothing and sends nothing until Mesh.add configures
- * it with the reply's servers and the offer is sent and applied.
+ * it with the `joined` reply's servers.
  */
 export function prepareConnection(stream: MediaStream): SpareConnection {
   const pc = new RTCPeerConnection();
@@ -186,7 +187,7 @@ export class Mesh {
   private peers = new Map<string, Peer>();
   /** Tracks every connection sends: camera and microphone, plus a screen while sharing. */
   private outgoing: { track: MediaStreamTrack; stream: MediaStream }[] = [];
-  /** A connection made ahead (prepareConnection), for the first peer this page calls. */
+  /** A connection made ahead (prepareConnection), for the first peer this page calls or answers. */
   private spare: SpareConnection | null = null;
 
   constructor(
@@ -255,7 +256,7 @@ export class Mesh {
     this.add(id, true);
   }
 
-  /** The next connection this page calls with is `pc` (made by prepareConnection), if it still fits then. */
+  /** The next connection this page makes is the spare (made by prepareConnection), if it still fits then. */
   useSpare(spare: SpareConnection): void {
     this.spare?.pc.close();
     this.spare = spare;
@@ -289,8 +290,8 @@ export class Mesh {
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
   add(id: string, initiate = false): Peer {
     this.remove(id);
-    // Only a caller takes the spare: an answering connection is made as before, on the offer.
-    const spare = initiate ? this.takeSpare() : null;
+    // The first connection of the page, calling or answering (a host alone in the room keeps its spare for the first guest).
+    const spare = this.takeSpare();
     const peer = new Peer(id, this.selfId, this.rtcConfig, this.events, spare?.pc);
     if (!spare) for (const { track, stream } of this.outgoing) peer.pc.addTrack(track, stream);
     // With nothing to send, the caller still offers, to receive the other side's media.
