@@ -28,6 +28,9 @@ import { Mesh, type SpareConnection } from './mesh.js';
 
 type EndKind = 'left' | ConnectionEnd;
 
+/** The longest the join screen stays after Join when the server has not answered yet. */
+const SHOW_CALL_AFTER_MS = 150;
+
 export interface CallOptions {
   root: Element;
   joinToken: string;
@@ -55,11 +58,18 @@ export function startCall(options: CallOptions): void {
     joinToken: options.joinToken,
     displayName: options.name,
     socket: options.socket,
-    onDown: () => health.lost(),
-    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
+    onDown: () => {
+      showScreen();
+      health.lost();
+    },
+    onJoinDelayed: () => {
+      showScreen();
+      stage.say(t('call.joinDelayed'));
+    },
     onDoubt: (inDoubt) => health.doubt(inDoubt),
     onJoined,
     onWaiting: (entry) => {
+      showScreen();
       waiting = true;
       stage.setWaiting(true);
       self.setName(entry.self.name);
@@ -243,6 +253,7 @@ export function startCall(options: CallOptions): void {
     stage.say(joined.resumed ? t('connection.reconnected') : '');
     waitingList.set(joined.waiting);
     self.setName(joined.self.name);
+    showScreen();
     health.rejoined();
     announceMedia();
     await screenShare.announceAgain();
@@ -366,6 +377,8 @@ export function startCall(options: CallOptions): void {
   function finish(kind: EndKind, message?: string, code?: string) {
     if (ended) return;
     ended = true;
+    // What follows the call replaces the join screen itself: the call's screen must not come after it.
+    clearTimeout(showTimer);
     signaling.close();
     mesh.close();
     stopQuality();
@@ -387,4 +400,16 @@ export function startCall(options: CallOptions): void {
   }
 
   render();
+  /**
+   * The call's screen is built while the server answers the join, and shown
+   * with the answer (in onJoined after the offers, onWaiting, ...): its first
+   * layout and paint would otherwise come before the page reads `joined`
+   * (11–17 ms on a loaded machine, bench/README.md, browser). Without an
+   * answer it shows after SHOW_CALL_AFTER_MS all the same.
+   */
+  const showTimer = setTimeout(showScreen, SHOW_CALL_AFTER_MS);
+  function showScreen() {
+    clearTimeout(showTimer);
+    stage.show();
+  }
 }
