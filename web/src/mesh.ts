@@ -266,6 +266,8 @@ export class Mesh {
    * The spare connection, configured for the call, when it sends exactly the
    * tracks a new connection would (a device switched or a screen shared since
    * it was made: it does not) and has not negotiated; else null (and it is closed).
+   * One with nothing to send is not used: a caller then adds receive-only
+   * transceivers, which its prepared offer lacks.
    */
   private takeSpare(): SpareConnection | null {
     const spare = this.spare;
@@ -273,7 +275,8 @@ export class Mesh {
     if (!spare) return null;
     const { pc } = spare;
     const sent = pc.getSenders().map((sender) => sender.track);
-    const fits = pc.signalingState === 'stable' && !pc.localDescription && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
+    const fits =
+      pc.signalingState === 'stable' && !pc.localDescription && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
     try {
       // Changing the servers and the transport policy is allowed before gathering starts (W3C WebRTC 1.0, setConfiguration).
       if (fits) {
