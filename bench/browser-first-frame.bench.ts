@@ -58,7 +58,7 @@ const probe = fs.readFileSync(path.join(root, 'bench/support/realtime-first-fram
 /**
  * The steps the probe logs, in the order they happen in a call: the clicking
  * page's (the newcomer, which makes the offer), the other page's ("other:"),
- * and the server's log line written just before it sends `joined`.
+ * and the server's log line written just after it sends `joined`.
  */
 const PHASES = [
   'ws-created', 'ws-open', 'join-sent', 'server:joined-logged', 'joined', 'pc-created', 'negotiationneeded', 'offer-sent', 'other:offer-received', 'other:answer-sent',
@@ -141,7 +141,7 @@ async function measure(target: Target, browser: Browser, run: number): Promise<R
       log(timeline.map((e) => `  ${fixed(e.at - clickAt, 1).padStart(7)} ${e.page} ${e.name}${e.duration ? ` ${fixed(e.duration, 0)} ms` : ''}`).join('\n'));
     }
     phases['first-frame'] = self.firstFrameAt! - clickAt;
-    // Parley logs "participant joined" right before it sends `joined` (pino's time: wall clock, ms).
+    // Parley logs "participant joined" right after it sends `joined` (pino's time: wall clock, ms).
     if (target.name !== 'bare') {
       const logged = target.server
         .output()

@@ -38,6 +38,14 @@ beforeAll(async () => {
     });
   }
 });
+/** How many peer connections the page has made (keepPeerConnections). */
+const connectionsMade = (page: Page) => page.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.length);
+/** Which of them are the call's (given a remote description), by the order they were made. */
+const callConnectionIndexes = (page: Page) =>
+  page.evaluate(() =>
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.flatMap((pc, i) => (pc.__remote ? [i] : [])),
+  );
+
 afterAll(async () => {
   await world?.close();
   await receiver?.close();
@@ -64,9 +72,18 @@ describe('a call between a host and a guest', () => {
 
   it('joins both from their URLs; each decodes the other\u2019s video and receives audio', async () => {
     await join(host, `${room.host_join_url}?name=${encodeURIComponent('Dr. Ada')}`);
+    // Each page made its first call connection on the join screen (mesh.ts prepareConnection):
+    // the guest offers and the host answers with it, and Join makes no other.
+    const made = [await connectionsMade(host), await connectionsMade(guest)];
     await guest.getByTestId('join-button').click();
     await guest.getByTestId('leave-button').waitFor();
     const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+    expect([await connectionsMade(host), await connectionsMade(guest)]).toEqual(made);
+    for (const [i, page] of [host, guest].entries()) {
+      const calls = await callConnectionIndexes(page);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toBeLessThan(made[i]!);
+    }
     expect(h.framesDecoded).toBeGreaterThan(0);
     expect(g.audioPackets).toBeGreaterThan(0);
     await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);

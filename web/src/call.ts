@@ -6,6 +6,7 @@ import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
 import { startCall } from './in-call.js';
+import { prepareConnection, type SpareConnection } from './mesh.js';
 import { rememberedName } from './in-call/reconnection.js';
 import { createPrecallCheck } from './precall-check.js';
 import { showPrejoin } from './prejoin.js';
@@ -33,7 +34,18 @@ async function main() {
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
   const check = createPrecallCheck({ network: data.network, ping: () => warm.ping() });
-  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName, check });
+  // The call's first peer connection, made for each preview stream while the person looks at it.
+  let spare: SpareConnection | null = null;
+  const prepare = (stream: MediaStream) => {
+    spare?.pc.close();
+    spare = null;
+    try {
+      spare = prepareConnection(stream);
+    } catch {
+      // No WebRTC here (or not allowed): the join screen works as before, and the call makes its connections itself.
+    }
+  };
+  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
   startCall({
     root,
     joinToken: data.joinToken,
@@ -41,6 +53,7 @@ async function main() {
     name,
     stream: media.stream,
     socket: warm.take(),
+    spare,
     onEnd: ({ kind, joined, returnUrl, message: text, code }) => {
       // The pages after the call are cards again, not the whole window.
       root.classList.remove('in-call');

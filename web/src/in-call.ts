@@ -24,9 +24,12 @@ import { createStage } from './in-call/stage.js';
 import { errorText, t } from './i18n.js';
 import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
-import { Mesh } from './mesh.js';
+import { Mesh, type SpareConnection } from './mesh.js';
 
 type EndKind = 'left' | ConnectionEnd;
+
+/** The longest the join screen stays after Join when the server has not answered yet. */
+const SHOW_CALL_AFTER_MS = 150;
 
 export interface CallOptions {
   root: Element;
@@ -36,6 +39,8 @@ export interface CallOptions {
   stream: MediaStream;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
+  /** A peer connection made ahead for `stream` (mesh.ts prepareConnection), if there is one. */
+  spare?: SpareConnection | null;
   /** The call (or the wait) is over for this participant: what to show next. */
   onEnd(end: { kind: EndKind; joined: Joined | null; returnUrl: string | null; message?: string; code?: string }): void;
 }
@@ -48,6 +53,46 @@ export function startCall(options: CallOptions): void {
   let waiting = false;
   let audioOn = stream.getAudioTracks().length > 0;
   let videoOn = stream.getVideoTracks().length > 0;
+
+  const connection = connectCall({
+    joinToken: options.joinToken,
+    displayName: options.name,
+    socket: options.socket,
+    onDown: () => {
+      showScreen();
+      health.lost();
+    },
+    onJoinDelayed: () => {
+      showScreen();
+      stage.say(t('call.joinDelayed'));
+    },
+    onDoubt: (inDoubt) => health.doubt(inDoubt),
+    onJoined,
+    onWaiting: (entry) => {
+      showScreen();
+      waiting = true;
+      stage.setWaiting(true);
+      self.setName(entry.self.name);
+      health.rejoined();
+      render();
+    },
+    onMessage: (message) => void onMessage(message),
+    onEnd: finish,
+  });
+  const { signaling } = connection;
+
+  const mesh = new Mesh('', {}, {
+    send: (to, data) => signaling.send({ type: 'signal', to, data }),
+    onTrack: (peerId, track, from) => peers.track(peerId, track, from),
+    onState: (peerId, state) => {
+      if (state === 'connected') health.peerFlowing(peerId);
+      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
+    },
+  });
+  mesh.addTracks(stream);
+  if (options.spare) mesh.useSpare(options.spare);
+  // The join leaves before the call's screen is built: the server answers while the page works.
+  signaling.connect(options.socket);
 
   const stage = createStage(options.root, options.roomName);
   const self = createLocalTile(stage, options.name, stream);
@@ -79,35 +124,6 @@ export function startCall(options: CallOptions): void {
     return reply.type === 'ack';
   });
 
-  const connection = connectCall({
-    joinToken: options.joinToken,
-    displayName: options.name,
-    socket: options.socket,
-    onDown: () => health.lost(),
-    onJoinDelayed: () => stage.say(t('call.joinDelayed')),
-    onDoubt: (inDoubt) => health.doubt(inDoubt),
-    onJoined,
-    onWaiting: (entry) => {
-      waiting = true;
-      stage.setWaiting(true);
-      self.setName(entry.self.name);
-      health.rejoined();
-      render();
-    },
-    onMessage: (message) => void onMessage(message),
-    onEnd: finish,
-  });
-  const { signaling } = connection;
-
-  const mesh = new Mesh('', {}, {
-    send: (to, data) => signaling.send({ type: 'signal', to, data }),
-    onTrack: (peerId, track, from) => peers.track(peerId, track, from),
-    onState: (peerId, state) => {
-      if (state === 'connected') health.peerFlowing(peerId);
-      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
-    },
-  });
-  mesh.addTracks(stream);
   const localMedia = createLocalMedia(stream, {
     mesh,
     onTrackChanged: (kind) => {
@@ -210,13 +226,7 @@ export function startCall(options: CallOptions): void {
 
   async function onJoined(joined: Joined) {
     settings = joined.settings;
-    if (waiting) {
-      waiting = false;
-      stage.setWaiting(false);
-    }
-    stage.say(joined.resumed ? t('connection.reconnected') : '');
-    waitingList.set(joined.waiting);
-    self.setName(joined.self.name);
+    // The connections first, the screen after: what the others wait for is the offer (bench/README.md, browser).
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
     if (joined.resumed && mesh.selfId === joined.self.id) {
       // Back after a drop, as the same participant: keep the tiles and connections of those still here.
@@ -230,12 +240,20 @@ export function startCall(options: CallOptions): void {
     } else {
       peers.removeAll();
       mesh.reset(joined.self.id, rtcConfig);
-      // The newcomer calls everyone already there; they answer.
+      // The newcomer calls everyone already there; they answer. (A tile added replaces its peer's connection: tile first.)
       for (const info of joined.peers) {
         peers.add(info);
         mesh.add(info.id, true);
       }
     }
+    if (waiting) {
+      waiting = false;
+      stage.setWaiting(false);
+    }
+    stage.say(joined.resumed ? t('connection.reconnected') : '');
+    waitingList.set(joined.waiting);
+    self.setName(joined.self.name);
+    showScreen();
     health.rejoined();
     announceMedia();
     await screenShare.announceAgain();
@@ -359,6 +377,8 @@ export function startCall(options: CallOptions): void {
   function finish(kind: EndKind, message?: string, code?: string) {
     if (ended) return;
     ended = true;
+    // What follows the call replaces the join screen itself: the call's screen must not come after it.
+    clearTimeout(showTimer);
     signaling.close();
     mesh.close();
     stopQuality();
@@ -380,5 +400,16 @@ export function startCall(options: CallOptions): void {
   }
 
   render();
-  signaling.connect(options.socket);
+  /**
+   * The call's screen is built while the server answers the join, and shown
+   * with the answer (in onJoined after the offers, onWaiting, ...): its first
+   * layout and paint would otherwise come before the page reads `joined`
+   * (11–17 ms on a loaded machine, bench/README.md, browser). Without an
+   * answer it shows after SHOW_CALL_AFTER_MS all the same.
+   */
+  const showTimer = setTimeout(showScreen, SHOW_CALL_AFTER_MS);
+  function showScreen() {
+    clearTimeout(showTimer);
+    stage.show();
+  }
 }

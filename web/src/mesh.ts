@@ -61,9 +61,11 @@ class Peer {
     selfId: string,
     rtcConfig: RTCConfiguration,
     private readonly events: PeerEvents,
+    /** A connection made ahead (Mesh.useSpare), already configured; else a new one. */
+    pc: RTCPeerConnection | null = null,
   ) {
     this.polite = selfId > id;
-    this.pc = new RTCPeerConnection(rtcConfig);
+    this.pc = pc ?? new RTCPeerConnection(rtcConfig);
     this.pc.onnegotiationneeded = () => void this.offer();
     this.pc.onicecandidate = ({ candidate }) => this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
@@ -104,9 +106,27 @@ class Peer {
     this.pc.close();
   }
 
-  async offer(): Promise<void> {
+  /**
+   * Makes and sends an offer. With `prepared` (a spare's offer, made by
+   * createOffer on this connection and nothing changed since) it is sent at
+   * once and applied after: applying it takes a task that may wait behind the
+   * page's rendering, and the answer cannot overtake it (setRemoteDescription
+   * runs after it on the connection's operations chain, W3C WebRTC 1.0 §4.4.1.2).
+   */
+  async offer(prepared?: Promise<RTCSessionDescriptionInit | null>): Promise<void> {
     try {
       this.makingOffer = true;
+      const offer = prepared ? await prepared : null;
+      if (offer) {
+        this.offeredAt = Date.now();
+        this.events.send(this.id, { description: { type: 'offer', sdp: offer.sdp } });
+        try {
+          await this.pc.setLocalDescription(offer);
+          return;
+        } catch {
+          // Not applicable after all: a new offer of the usual kind replaces the one sent.
+        }
+      }
       await this.pc.setLocalDescription();
       const d = this.pc.localDescription!;
       this.offeredAt = Date.now();
@@ -140,10 +160,35 @@ class Peer {
   }
 }
 
+/** A peer connection made ahead (prepareConnection), with its offer made but not applied. */
+export interface SpareConnection {
+  pc: RTCPeerConnection;
+  /** null when the browser would not make one: the connection then offers as any other. */
+  offer: Promise<RTCSessionDescriptionInit | null>;
+}
+
+/**
+ * A peer connection sending `stream`, and its offer, made ahead of the call
+ * (while the join screen shows): the newcomer's first offer then leaves as
+ * soon as the `joined` reply is read, without waiting for the connection's
+ * setup (its DTLS certificate, the senders, the offer itself: 10–20 ms of the
+ * click to the offer, bench/README.md, browser); a host alone in the room
+ * answers the first guest with it. No ICE servers yet and no local
+ * description: it gathers nothing and sends nothing until Mesh.add configures
+ * it with the `joined` reply's servers.
+ */
+export function prepareConnection(stream: MediaStream): SpareConnection {
+  const pc = new RTCPeerConnection();
+  for (const track of stream.getTracks()) pc.addTrack(track, stream);
+  return { pc, offer: pc.createOffer().catch(() => null) };
+}
+
 export class Mesh {
   private peers = new Map<string, Peer>();
   /** Tracks every connection sends: camera and microphone, plus a screen while sharing. */
   private outgoing: { track: MediaStreamTrack; stream: MediaStream }[] = [];
+  /** A connection made ahead (prepareConnection), for the first peer this page calls or answers. */
+  private spare: SpareConnection | null = null;
 
   constructor(
     /** Whose connections these are: a resume as someone else starts over. */
@@ -211,11 +256,47 @@ export class Mesh {
     this.add(id, true);
   }
 
+  /** The next connection this page makes is the spare (made by prepareConnection), if it still fits then. */
+  useSpare(spare: SpareConnection): void {
+    this.spare?.pc.close();
+    this.spare = spare;
+  }
+
+  /**
+   * The spare connection, configured for the call, when it sends exactly the
+   * tracks a new connection would (a device switched or a screen shared since
+   * it was made: it does not) and has not negotiated; else null (and it is closed).
+   * One with nothing to send is not used: a caller then adds receive-only
+   * transceivers, which its prepared offer lacks.
+   */
+  private takeSpare(): SpareConnection | null {
+    const spare = this.spare;
+    this.spare = null;
+    if (!spare) return null;
+    const { pc } = spare;
+    const sent = pc.getSenders().map((sender) => sender.track);
+    const fits =
+      pc.signalingState === 'stable' && !pc.localDescription && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
+    try {
+      // Changing the servers and the transport policy is allowed before gathering starts (W3C WebRTC 1.0, setConfiguration).
+      if (fits) {
+        pc.setConfiguration({ ...pc.getConfiguration(), ...this.rtcConfig });
+        return spare;
+      }
+    } catch {
+      // A browser that refuses the change gets a fresh connection.
+    }
+    pc.close();
+    return null;
+  }
+
   /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
   add(id: string, initiate = false): Peer {
     this.remove(id);
-    const peer = new Peer(id, this.selfId, this.rtcConfig, this.events);
-    for (const { track, stream } of this.outgoing) peer.pc.addTrack(track, stream);
+    // The first connection of the page, calling or answering (a host alone in the room keeps its spare for the first guest).
+    const spare = this.takeSpare();
+    const peer = new Peer(id, this.selfId, this.rtcConfig, this.events, spare?.pc);
+    if (!spare) for (const { track, stream } of this.outgoing) peer.pc.addTrack(track, stream);
     // With nothing to send, the caller still offers, to receive the other side's media.
     if (initiate && this.outgoing.length === 0) {
       peer.pc.addTransceiver('audio', { direction: 'recvonly' });
@@ -225,7 +306,7 @@ export class Mesh {
     // The caller offers now rather than in a later task (negotiationneeded): the
     // offer is already on the operations chain when that task runs, so it does not
     // fire again (W3C WebRTC 1.0, "update the negotiation-needed flag").
-    if (initiate) void peer.offer();
+    if (initiate) void peer.offer(spare?.offer);
     return peer;
   }
 
@@ -281,5 +362,7 @@ export class Mesh {
 
   close(): void {
     for (const id of [...this.peers.keys()]) this.remove(id);
+    this.spare?.pc.close();
+    this.spare = null;
   }
 }

@@ -12,7 +12,16 @@ export interface PrejoinResult {
   media: LocalMedia;
 }
 
-export function showPrejoin(root: Element, options: { roomName: string; displayName: string; check: HTMLElement }): Promise<PrejoinResult> {
+export function showPrejoin(
+  root: Element,
+  options: {
+    roomName: string;
+    displayName: string;
+    check: HTMLElement;
+    /** Each new preview stream (the first, and after a device change): what Join will send, to prepare for. */
+    onStream?(stream: MediaStream): void;
+  },
+): Promise<PrejoinResult> {
   return new Promise((resolve) => {
     let media: LocalMedia = { stream: new MediaStream(), problem: null };
     let unbindMeter = () => {};
@@ -41,6 +50,7 @@ export function showPrejoin(root: Element, options: { roomName: string; displayN
       stopStream(media.stream);
       unbindMeter();
       media = await getLocalMedia(choice);
+      options.onStream?.(media.stream);
       video.srcObject = media.stream;
       unbindMeter = bindMeter(meter, media.stream);
       problem.textContent = media.problem ?? '';

@@ -63,8 +63,8 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant waiting');
     return reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
   }
-  void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
-  log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
+  // The reply first: the newcomer's offer waits for it, the others' news and the log line do not.
+  // (The others still hear `peer-joined` before that offer: it is published before any later frame is read.)
   reply(session, {
     type: 'joined',
     requestId: message.requestId,
@@ -79,4 +79,6 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     returnUrl: returnUrlOf(room, participant.role),
     resumed,
   });
+  void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
+  log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
 }

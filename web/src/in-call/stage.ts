@@ -13,6 +13,8 @@ import { h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
 export interface Stage {
+  /** Puts the call's screen in place of the join screen (once; later calls do nothing). */
+  show(): void;
   /** The status line, read out by screen readers (reconnected, refusals). */
   say(message: string): void;
   /** The banner shown while this page's own connection to the call is being re-established. */
@@ -70,8 +72,6 @@ export function createStage(root: Element, roomName: string): Stage {
     h('div', { class: 'stage' }, tiles, side),
     controls,
   );
-  root.classList.add('in-call');
-  show(root, call);
 
   const known = new Set<HTMLElement>();
   let waiting = false;
@@ -84,7 +84,7 @@ export function createStage(root: Element, roomName: string): Stage {
   }
 
   function arrange() {
-    for (const tile of known) if (!tile.isConnected) known.delete(tile);
+    for (const tile of known) if (!tiles.contains(tile)) known.delete(tile);
     const screens = [...known].filter((tile) => tile.classList.contains('screen'));
     const people = [...known].filter((tile) => !tile.classList.contains('screen'));
     const self = people.find((tile) => tile.classList.contains('self'));
@@ -111,13 +111,19 @@ export function createStage(root: Element, roomName: string): Stage {
     main.style.setProperty('--rows', String(Math.max(1, Math.ceil(count / columns))));
   }
 
-  // Tiles leave by being removed from the document (a peer left, a share stopped).
+  // Tiles leave by being removed from the document (a peer left, a share stopped). Asked of
+  // the tiles' container, not the document: the screen is built before it is shown.
   new MutationObserver(() => {
-    if ([...known].some((tile) => !tile.isConnected)) arrange();
+    if ([...known].some((tile) => !tiles.contains(tile))) arrange();
   }).observe(tiles, { childList: true, subtree: true });
   new ResizeObserver(fitGrid).observe(main);
 
   return {
+    show: () => {
+      if (call.isConnected) return;
+      root.classList.add('in-call');
+      show(root, call);
+    },
     setWaiting: (on) => {
       waiting = on;
       call.classList.toggle('waiting', on);
