@@ -141,13 +141,14 @@ function relayResult(sent: number, seconds: number): RelayResult {
   return result;
 }
 
-/** One message in flight at a time, each pair in turn (alternating direction): latency without queueing. */
+/** One message in flight at a time, each pair in turn (alternating direction): latency without queueing. At most `seconds` of it if given. */
 async function relaySequential(command: Extract<ClientCommand, { op: 'relay-sequential' }>): Promise<RelayResult> {
   const all = pairs();
   if (all.length === 0) throw new Error('no two participants share a room');
   const started = performance.now();
   let sent = 0;
-  for (let k = 0; k < command.messages; k++) {
+  const until = command.seconds === undefined ? Infinity : started + command.seconds * 1000;
+  for (let k = 0; k < command.messages && performance.now() < until; k++) {
     const [a, b] = all[k % all.length]!;
     const forward = Math.floor(k / all.length) % 2 === 0;
     const arrived = new Promise<boolean>((resolve) => {

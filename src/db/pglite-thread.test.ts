@@ -88,7 +88,7 @@ describe('PGlite in a worker thread', () => {
 });
 
 describe('close', () => {
-  it('ends the thread and releases the data directory to another process', { timeout: 60_000 }, async () => {
+  it('ends the thread and releases the data directory to another process', { timeout: 150_000 }, async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-pglite-thread-'));
     try {
       const first = await openPGlite(dataDir);
@@ -99,7 +99,7 @@ describe('close', () => {
         const rows = await h.db.selectFrom('kept').selectAll().execute();
         console.log(JSON.stringify(rows));
         await h.close();`;
-      const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { cwd: path.resolve(import.meta.dirname, '../..'), timeout: 50_000 });
+      const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { cwd: path.resolve(import.meta.dirname, '../..'), timeout: 70_000 });
       await expect(run()).rejects.toMatchObject({ stderr: expect.stringContaining('in use by another Parley process') });
       await first.close();
       expect(fs.existsSync(path.join(dataDir, 'parley.lock'))).toBe(false);
