@@ -15,7 +15,7 @@ import type { Reply, Request, SerializedError, WorkerData } from './pglite-threa
 import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
 
 const port = parentPort!;
-const { dataDir } = workerData as WorkerData;
+const { dataDir, pgliteWasmModule, initdbWasmModule } = workerData as WorkerData;
 
 /** The fields of a PostgreSQL error that code above reads (code, constraint, severity, ...): its primitive own properties. */
 function serialize(error: unknown): SerializedError {
@@ -87,7 +87,11 @@ async function pump(): Promise<void> {
 
 // Reply 0 says whether the database opened; the main thread ends this thread if not.
 try {
-  pglite = await PGlite.create(dataDir === null ? 'memory://' : dataDir, { parsers: { [INT8]: parseInt8, [DATE]: keepText } });
+  pglite = await PGlite.create(dataDir === null ? 'memory://' : dataDir, {
+    pgliteWasmModule,
+    initdbWasmModule,
+    parsers: { [INT8]: parseInt8, [DATE]: keepText },
+  });
   port.on('message', (requests: Request[]) => {
     pending.push(...requests);
     void pump();
