@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runLoad, type LoadResult } from './support/load.js';
+import { runLoad, startLoad, type LoadResult, type LoadSpec } from './support/load.js';
 import { startBenchPostgres } from './support/postgres.js';
 import { startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
@@ -27,8 +27,13 @@ const beforeDir = options.get('before');
 const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
 const log = (line: string) => process.stderr.write(line + '\n');
-/** The load starts first and runs `seconds`; what is measured under it starts a second later and stops a second before it ends. */
+/**
+ * What is measured under the load starts RAMP s after its first answer and
+ * runs `seconds` - 2 RAMP; the load runs SLACK s longer than `seconds`, so that
+ * a /healthz load process slow to start still measures inside it.
+ */
 const RAMP = 1;
+const SLACK = 4;
 const ROOM_BODY = JSON.stringify({ name: 'Consultation', meeting_duration: 30, scheduled_at: '2030-03-10T14:00:00Z' });
 
 interface Run {
@@ -53,18 +58,25 @@ try {
     targets.push(await startParleyTarget(name, { ...env, LOG_LEVEL: logLevel }, rooms, entry));
   }
 
-  const postLoad = (target: RealtimeTarget, secs: number) =>
-    runLoad({ origin: target.origin, method: 'POST', paths: ['/api/rooms'], token: target.apiToken!, body: ROOM_BODY, connections, seconds: secs, maxRequests: secs * 100_000 });
+  const postSpec = (target: RealtimeTarget, secs: number): LoadSpec =>
+    ({ origin: target.origin, method: 'POST', paths: ['/api/rooms'], token: target.apiToken!, body: ROOM_BODY, connections, seconds: secs, maxRequests: secs * 100_000 });
+  /** `measure` runs inside the POST load; returns the load's result and the measurement's. */
+  const underLoad = async <T>(target: RealtimeTarget, measure: () => Promise<T>): Promise<[LoadResult, T]> => {
+    const load = startLoad(postSpec(target, seconds + SLACK));
+    await load.answered;
+    await new Promise((resolve) => setTimeout(resolve, RAMP * 1000));
+    const measured = await measure();
+    return [await load.result, measured];
+  };
   const health = (target: RealtimeTarget, secs: number) =>
     runLoad({ origin: target.origin, method: 'GET', paths: ['/healthz'], token: 'unused', connections: 1, seconds: secs, maxRequests: secs * 100_000 });
-  const after = <T>(delaySeconds: number, work: () => Promise<T>) => new Promise((resolve) => setTimeout(resolve, delaySeconds * 1000)).then(work);
 
   /** Everyone connected for the whole run: the relay and the heartbeat see all of them. */
   for (const target of targets) {
     const joined = await clients.join(target, target.participants, 50);
     if (joined.errors > 0) throw new Error(`${target.name}: ${joined.errors} joins failed (${joined.firstError})`);
     log(`${target.name}: ${joined.joined} participants joined; warm-up`);
-    await postLoad(target, 2);
+    await runLoad(postSpec(target, 2));
   }
 
   const runs = new Map<string, Run[]>();
@@ -76,12 +88,9 @@ try {
       await waitIdle(target.pid);
       const healthAlone = await health(target, seconds - 2 * RAMP);
       await waitIdle(target.pid);
-      const [api, relayLoaded] = await Promise.all([
-        postLoad(target, seconds),
-        after(RAMP, () => clients.relaySequential(messages, { seconds: seconds - 2 * RAMP, timeoutMs: 30_000 })),
-      ]);
+      const [api, relayLoaded] = await underLoad(target, () => clients.relaySequential(messages, { seconds: seconds - 2 * RAMP, timeoutMs: 30_000 }));
       await waitIdle(target.pid);
-      const [, healthLoaded] = await Promise.all([postLoad(target, seconds), after(RAMP, () => health(target, seconds - 2 * RAMP))]);
+      const [, healthLoaded] = await underLoad(target, () => health(target, seconds - 2 * RAMP));
       for (const [what, relay] of [['alone', relayAlone], ['under load', relayLoaded]] as const) {
         if (relay.lost > 0) throw new Error(`${target.name} relay ${what}: ${relay.lost} of ${relay.sent} messages lost`);
       }
