@@ -1,13 +1,16 @@
 // Signaling that API load cannot stall (issue 15, point 3): the relay latency
 // of a `signal` between the two participants of a room, with `--rooms` x 2
-// participants connected, measured one message at a time alone and while 100
-// connections POST rooms (autocannon, its own process); `GET /healthz` (one
-// connection, no database) the same way; and the POST load's own req/s and
-// p99. Parley runs as `node dist/src/main.js` on PGlite (DATA_DIR) and on
+// participants connected, each sending `--relay-rate` signals a second to its
+// partner, alone and while 100 connections POST rooms (autocannon, its own
+// process); `GET /healthz` (one connection, no database) the same way; and the
+// POST load's own req/s and p99. The signals go out on a schedule, not one
+// after the other's arrival: a server that stalls for a second delays every
+// signal sent in that second, and they all count (one at a time, a stall
+// would delay one message of thousands and vanish from the p99). Parley runs as `node dist/src/main.js` on PGlite (DATA_DIR) and on
 // PostgreSQL, and `--before=DIR` (an earlier build, bench/README.md) on PGlite:
 // all in one run, the targets' order alternating by repetition.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
-//        [--messages=5000] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info]
+//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +24,8 @@ const reps = Number(options.get('reps') ?? 3);
 const rooms = Number(options.get('rooms') ?? 500);
 const seconds = Number(options.get('seconds') ?? 8);
 const connections = Number(options.get('connections') ?? 100);
-const messages = Number(options.get('messages') ?? 5000);
+/** Signals per participant per second: 0.2 with 1,000 connected is 200 a second, an ICE trickle's order of magnitude. */
+const relayRate = Number(options.get('relay-rate') ?? 0.2);
 const logLevel = options.get('log-level') ?? 'info';
 const beforeDir = options.get('before');
 const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') as TargetName[];
@@ -84,15 +88,15 @@ try {
     const order = rep % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
       await waitIdle(target.pid);
-      const relayAlone = await clients.relaySequential(messages, { seconds: seconds - 2 * RAMP, timeoutMs: 30_000 });
+      const relayAlone = await clients.relayLoaded(relayRate, seconds - 2 * RAMP);
       await waitIdle(target.pid);
       const healthAlone = await health(target, seconds - 2 * RAMP);
       await waitIdle(target.pid);
-      const [api, relayLoaded] = await underLoad(target, () => clients.relaySequential(messages, { seconds: seconds - 2 * RAMP, timeoutMs: 30_000 }));
+      const [api, relayLoaded] = await underLoad(target, () => clients.relayLoaded(relayRate, seconds - 2 * RAMP));
       await waitIdle(target.pid);
       const [, healthLoaded] = await underLoad(target, () => health(target, seconds - 2 * RAMP));
       for (const [what, relay] of [['alone', relayAlone], ['under load', relayLoaded]] as const) {
-        if (relay.lost > 0) throw new Error(`${target.name} relay ${what}: ${relay.lost} of ${relay.sent} messages lost`);
+        if (relay.lost > 0 || relay.rateLimited > 0) throw new Error(`${target.name} relay ${what}: ${relay.lost} of ${relay.sent} messages lost, ${relay.rateLimited} rate-limited`);
       }
       const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api };
       runs.set(target.name, [...(runs.get(target.name) ?? []), run]);
@@ -117,13 +121,13 @@ try {
   console.log(`\n### Signaling under API load\n`);
   console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => fixed(l, 1)).join(' ')}, Node ${process.version}, ` +
     `${reps} repetitions (medians; the ratio is the median of each repetition's own), ${rooms * 2} participants connected, ` +
-    `${connections} connections POST /api/rooms, PostgreSQL fsync off, log level ${logLevel}\n`);
+    `${fixed(relayRate * rooms * 2, 0)} signals/s, ${connections} connections POST /api/rooms, PostgreSQL fsync off, log level ${logLevel}\n`);
   console.log(markdownTable(
     ['server', 'relay p50 alone', 'relay p99 alone', 'relay p50 loaded', 'relay p99 loaded', 'p99 loaded ÷ alone', 'messages loaded',
       'healthz p99 alone', 'healthz p50 loaded', 'healthz p99 loaded', 'POST req/s', 'POST p50', 'POST p99'],
     rows,
   ));
-  console.log('\n(milliseconds; relay: one `signal` at a time from one participant to the other of its room, send to receipt)');
+  console.log(`\n(milliseconds; relay: every participant sends ${relayRate} \`signal\`/s to the other of its room, start times spread evenly; send to receipt)`);
 } finally {
   clients.stop();
   for (const target of targets) await target.stop().catch(() => {});

@@ -17,7 +17,7 @@ export interface Participant {
 
 export type ClientCommand =
   | { op: 'join'; url: string; origin: string; participants: Participant[]; concurrency: number; timeoutMs: number }
-  | { op: 'relay-sequential'; messages: number; timeoutMs: number; seconds?: number }
+  | { op: 'relay-sequential'; messages: number; timeoutMs: number }
   | { op: 'relay-loaded'; perSocketRate: number; seconds: number }
   | { op: 'close'; timeoutMs: number };
 
@@ -52,8 +52,7 @@ export interface RelayResult {
 
 export interface Clients {
   join(target: RealtimeTarget, participants: Participant[], concurrency: number): Promise<JoinResult>;
-  /** At most `seconds` of sending if given; `timeoutMs` per message (default 5 s). */
-  relaySequential(messages: number, bounds?: { seconds?: number; timeoutMs?: number }): Promise<RelayResult>;
+  relaySequential(messages: number): Promise<RelayResult>;
   relayLoaded(perSocketRate: number, seconds: number): Promise<RelayResult>;
   closeAll(): Promise<void>;
   stop(): void;
@@ -92,9 +91,8 @@ export async function startClients(): Promise<Clients> {
   return {
     join: (target, participants, concurrency) =>
       call<JoinResult>({ op: 'join', url: target.wsUrl, origin: target.origin, participants, concurrency, timeoutMs: 20_000 }, 120_000 + participants.length * 50),
-    relaySequential: (messages, { seconds, timeoutMs = 5000 } = {}) =>
-      call<RelayResult>({ op: 'relay-sequential', messages, timeoutMs, ...(seconds ? { seconds } : {}) }, 60_000 + timeoutMs + (seconds ? seconds * 1000 : messages * 100)),
-    relayLoaded: (perSocketRate, seconds) => call<RelayResult>({ op: 'relay-loaded', perSocketRate, seconds }, (seconds + 30) * 1000),
+    relaySequential: (messages) => call<RelayResult>({ op: 'relay-sequential', messages, timeoutMs: 5000 }, 60_000 + messages * 100),
+    relayLoaded: (perSocketRate, seconds) => call<RelayResult>({ op: 'relay-loaded', perSocketRate, seconds }, (seconds + 40) * 1000),
     closeAll: async () => {
       await call({ op: 'close', timeoutMs: 10_000 }, 30_000);
     },

@@ -54,7 +54,7 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
   it('the signaling-under-load benchmark reports relay and /healthz latency alone and under the POST load, on both databases', { timeout: 240_000 }, async () => {
     const { stdout } = await execFileP(
       process.execPath,
-      ['--import', 'tsx', 'bench/signaling-under-load.bench.ts', '--reps=1', '--rooms=2', '--seconds=3', '--connections=4', '--messages=20'],
+      ['--import', 'tsx', 'bench/signaling-under-load.bench.ts', '--reps=1', '--rooms=2', '--seconds=3', '--connections=4', '--relay-rate=5'],
       { cwd: root, timeout: 230_000 },
     );
     // server | relay p50 alone | relay p99 alone | relay p50 loaded | relay p99 loaded | ratio | messages loaded | healthz ... | POST req/s | ...
