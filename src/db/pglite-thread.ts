@@ -8,12 +8,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { PGliteOptions } from '@electric-sql/pglite';
+
+// The build's lib (ES2023, no DOM) does not declare WebAssembly; Node has it.
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
 
 export interface WorkerData {
   /** PGlite's directory, or null for an in-memory database. */
   dataDir: string | null;
-  pgliteWasmModule: WebAssembly.Module;
-  initdbWasmModule: WebAssembly.Module;
+  pgliteWasmModule: WasmModule;
+  initdbWasmModule: WasmModule;
 }
 
 let compiled: Promise<Pick<WorkerData, 'pgliteWasmModule' | 'initdbWasmModule'>> | null = null;
@@ -26,7 +31,7 @@ let compiled: Promise<Pick<WorkerData, 'pgliteWasmModule' | 'initdbWasmModule'>>
 function compiledWasm() {
   compiled ??= (async () => {
     const dist = path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-    const compile = async (file: string) => WebAssembly.compile(await fs.readFile(path.join(dist, file)));
+    const compile = async (file: string) => wasm.compile(await fs.readFile(path.join(dist, file)));
     const [pgliteWasmModule, initdbWasmModule] = await Promise.all([compile('pglite.wasm'), compile('initdb.wasm')]);
     return { pgliteWasmModule, initdbWasmModule };
   })();
