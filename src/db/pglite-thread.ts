@@ -51,7 +51,7 @@ export interface SerializedError {
 
 export type Reply = { id: number; rows: unknown[]; affectedRows: number } | { id: number; error: SerializedError };
 
-export interface QueryResult {
+interface QueryResult {
   rows: unknown[];
   affectedRows: number;
 }
