@@ -92,7 +92,7 @@ export async function startClients(): Promise<Clients> {
     join: (target, participants, concurrency) =>
       call<JoinResult>({ op: 'join', url: target.wsUrl, origin: target.origin, participants, concurrency, timeoutMs: 20_000 }, 120_000 + participants.length * 50),
     relaySequential: (messages) => call<RelayResult>({ op: 'relay-sequential', messages, timeoutMs: 5000 }, 60_000 + messages * 100),
-    relayLoaded: (perSocketRate, seconds) => call<RelayResult>({ op: 'relay-loaded', perSocketRate, seconds }, (seconds + 30) * 1000),
+    relayLoaded: (perSocketRate, seconds) => call<RelayResult>({ op: 'relay-loaded', perSocketRate, seconds }, (seconds + 40) * 1000),
     closeAll: async () => {
       await call({ op: 'close', timeoutMs: 10_000 }, 30_000);
     },
@@ -113,6 +113,8 @@ export interface RealtimeTarget {
   origin: string;
   /** `rooms` rooms, two participants each (a call holds at most 8: the load spreads over many rooms). */
   participants: Participant[];
+  /** Parley's first tenant's API token (not on the baseline). */
+  apiToken?: string;
   inspector: Inspector;
   pid: number;
   stop(): Promise<void>;
@@ -233,7 +235,7 @@ async function createRooms(server: ServerProcess, token: string, count: number):
   return participants;
 }
 
-async function finish(name: TargetName, server: ServerProcess, participants: Participant[]): Promise<RealtimeTarget> {
+async function finish(name: TargetName, server: ServerProcess, participants: Participant[], apiToken?: string): Promise<RealtimeTarget> {
   const inspector = await connectInspector(server.output);
   const pid = await inspector.evaluate<number>('process.pid');
   const origin = server.url;
@@ -242,6 +244,7 @@ async function finish(name: TargetName, server: ServerProcess, participants: Par
     wsUrl: `${server.url.replace(/^http/, 'ws')}/ws`,
     origin,
     participants,
+    ...(apiToken ? { apiToken } : {}),
     inspector,
     pid,
     stop: async () => {
@@ -274,7 +277,7 @@ export async function startParleyTarget(
   try {
     const token = /prl_[A-Za-z0-9_-]{43}/.exec(server.output())?.[0];
     if (!token) throw new Error('Parley printed no Instance API token: the database was not empty');
-    return await finish(name, server, await createRooms(server, token, rooms));
+    return await finish(name, server, await createRooms(server, token, rooms), token);
   } catch (error) {
     await server.stop();
     throw error;

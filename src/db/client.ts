@@ -2,12 +2,13 @@
 // (DATABASE_URL). Everything above this module talks to Kysely only.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteThread } from './pglite-thread.js';
 import { runStatementsWith } from './prepared.js';
 import type { Database } from './schema.js';
+import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
 
 export type Db = Kysely<Database>;
 
@@ -40,12 +41,6 @@ export class DatabaseLockedError extends Error {
   }
 }
 
-// int8 (counts, ids) as numbers: every value Parley stores fits in 2^53.
-// date as the 'YYYY-MM-DD' text: a calendar day, not an instant.
-const INT8 = 20;
-const DATE = 1082;
-const parseInt8 = (value: string) => Number(value);
-const keepText = (value: string) => value;
 
 function describeDatabaseUrl(url: string): string {
   try {
@@ -151,7 +146,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** dataDir null = in memory (tests). */
+/** dataDir null = in memory (tests). PGlite runs in a worker thread (pglite-thread.ts): off the event loop that serves HTTP and signaling. */
 export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle> {
   let unlock = () => {};
   if (dataDir !== null) {
@@ -159,16 +154,14 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
     unlock = lockDataDir(dataDir);
   }
   try {
-    const pglite = await PGlite.create(dataDir === null ? 'memory://' : path.join(dataDir, 'pglite'), {
-      parsers: { [INT8]: parseInt8, [DATE]: keepText },
-    });
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    const thread = await PGliteThread.open(dataDir === null ? null : path.join(dataDir, 'pglite'));
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(thread) });
     return {
       db,
       withScriptRunner: (fn) =>
         fn({
-          exec: async (script) => void (await pglite.exec(script)),
-          names: async (query) => (await pglite.query<{ name: string }>(query)).rows.map((r) => r.name),
+          exec: (script) => thread.exec(script),
+          names: async (query) => (await thread.query(thread.connection(), query, [])).rows.map((r) => (r as { name: string }).name),
         }),
       kind: 'pglite',
       description: dataDir === null ? 'PGlite (in memory)' : `PGlite ${dataDir}`,
@@ -177,9 +170,8 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
       },
       close: async () => {
         await db.destroy();
-        // Kysely closes its driver only if a query went through it; migrations
-        // talk to PGlite directly, and an open PGlite keeps the process alive.
-        if (!pglite.closed) await pglite.close();
+        // The worker flushes and closes PGlite, then ends: an open one would keep the process alive.
+        await thread.close();
         unlock();
       },
     };

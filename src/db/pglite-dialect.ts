@@ -1,25 +1,30 @@
-// A Kysely dialect over PGlite. PGlite is one in-process connection, so the
-// driver hands it out to one user at a time: a transaction holds it until it
-// commits, and other queries wait their turn instead of interleaving with it.
-import type { PGlite } from '@electric-sql/pglite';
+// A Kysely dialect over PGlite in its worker thread (pglite-thread.ts). Each
+// connection Kysely acquires is a new id, not a lock: statements outside a
+// transaction go to the worker without waiting for one another, and the worker
+// keeps a transaction exclusive (another connection's statements wait until it
+// commits or rolls back), as the one in-process connection did.
 import {
-  CompiledQuery,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Driver,
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { PGliteThread } from './pglite-thread.js';
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  constructor(
+    private readonly thread: PGliteThread,
+    readonly id: number,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pg.query<R>(query.sql, query.parameters as unknown[]);
-    return { rows: result.rows, numAffectedRows: BigInt(result.affectedRows ?? 0) };
+    const result = await this.thread.query(this.id, query.sql, query.parameters);
+    return { rows: result.rows as R[], numAffectedRows: BigInt(result.affectedRows) };
   }
 
   // eslint-disable-next-line require-yield
@@ -29,55 +34,39 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  private queue: Promise<void> = Promise.resolve();
-  private release: (() => void) | null = null;
-  private readonly connection: PGliteConnection;
-
-  constructor(private readonly pg: PGlite) {
-    this.connection = new PGliteConnection(pg);
-  }
+  constructor(private readonly thread: PGliteThread) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const previous = this.queue;
-    let release!: () => void;
-    this.queue = new Promise((resolve) => (release = resolve));
-    await previous;
-    this.release = release;
-    return this.connection;
+    return new PGliteConnection(this.thread, this.thread.connection());
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    await this.thread.control((connection as PGliteConnection).id, 'begin');
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    await this.thread.control((connection as PGliteConnection).id, 'commit');
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    await this.thread.control((connection as PGliteConnection).id, 'rollback');
   }
 
-  async releaseConnection(): Promise<void> {
-    const release = this.release;
-    this.release = null;
-    release?.();
-  }
+  async releaseConnection(): Promise<void> {}
 
-  async destroy(): Promise<void> {
-    await this.pg.close();
-  }
+  /** The handle closes the thread (client.ts): scripts use it without Kysely. */
+  async destroy(): Promise<void> {}
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pg: PGlite) {}
+  constructor(private readonly thread: PGliteThread) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver() {
-    return new PGliteDriver(this.pg);
+    return new PGliteDriver(this.thread);
   }
   createQueryCompiler() {
     return new PostgresQueryCompiler();

@@ -1,0 +1,136 @@
+// Signaling that API load cannot stall (issue 15, point 3): the relay latency
+// of a `signal` between the two participants of a room, with `--rooms` x 2
+// participants connected, each sending `--relay-rate` signals a second to its
+// partner, alone and while 100 connections POST rooms (autocannon, its own
+// process); `GET /healthz` (one connection, no database) the same way; and the
+// POST load's own req/s and p99. The signals go out on a schedule, not one
+// after the other's arrival: a server that stalls for a second delays every
+// signal sent in that second, and they all count (one at a time, a stall
+// would delay one message of thousands and vanish from the p99). Parley runs as `node dist/src/main.js` on PGlite (DATA_DIR) and on
+// PostgreSQL, and `--before=DIR` (an earlier build, bench/README.md) on PGlite:
+// all in one run, the targets' order alternating by repetition.
+//   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
+//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runLoad, startLoad, type LoadResult, type LoadSpec } from './support/load.js';
+import { startBenchPostgres } from './support/postgres.js';
+import { startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
+import { fixed, flags, markdownTable, median } from './support/stats.js';
+
+const options = flags();
+const reps = Number(options.get('reps') ?? 3);
+const rooms = Number(options.get('rooms') ?? 500);
+const seconds = Number(options.get('seconds') ?? 8);
+const connections = Number(options.get('connections') ?? 100);
+/** Signals per participant per second: 0.2 with 1,000 connected is 200 a second, an ICE trickle's order of magnitude. */
+const relayRate = Number(options.get('relay-rate') ?? 0.2);
+const logLevel = options.get('log-level') ?? 'info';
+const beforeDir = options.get('before');
+const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') as TargetName[];
+if (beforeDir) names.push('parley-before');
+const log = (line: string) => process.stderr.write(line + '\n');
+/**
+ * What is measured under the load starts RAMP s after its first answer and
+ * runs `seconds` - 2 RAMP; the load runs SLACK s longer than `seconds`, so that
+ * a /healthz load process slow to start still measures inside it.
+ */
+const RAMP = 1;
+const SLACK = 4;
+const ROOM_BODY = JSON.stringify({ name: 'Consultation', meeting_duration: 30, scheduled_at: '2030-03-10T14:00:00Z' });
+
+interface Run {
+  relayAlone: RelayResult;
+  relayLoaded: RelayResult;
+  healthAlone: LoadResult;
+  healthLoaded: LoadResult;
+  /** The POST load itself (the one beside the relay). */
+  api: LoadResult;
+}
+
+log(`signaling under API load: ${reps} repetitions, ${rooms * 2} participants connected, ${connections} connections POST for ${seconds}s, targets ${names.join(', ')}`);
+const postgres = await startBenchPostgres({ durable: false, log });
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-signaling-load-'));
+const targets: RealtimeTarget[] = [];
+const clients = await startClients();
+try {
+  for (const name of names) {
+    log(`${name}: starting, ${rooms} rooms`);
+    const env: Record<string, string> = name === 'parley-pg' ? { DATABASE_URL: postgres.url } : { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${name}-`)) };
+    const entry = name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+    targets.push(await startParleyTarget(name, { ...env, LOG_LEVEL: logLevel }, rooms, entry));
+  }
+
+  const postSpec = (target: RealtimeTarget, secs: number): LoadSpec =>
+    ({ origin: target.origin, method: 'POST', paths: ['/api/rooms'], token: target.apiToken!, body: ROOM_BODY, connections, seconds: secs, maxRequests: secs * 100_000 });
+  /** `measure` runs inside the POST load; returns the load's result and the measurement's. */
+  const underLoad = async <T>(target: RealtimeTarget, measure: () => Promise<T>): Promise<[LoadResult, T]> => {
+    const load = startLoad(postSpec(target, seconds + SLACK));
+    await load.answered;
+    await new Promise((resolve) => setTimeout(resolve, RAMP * 1000));
+    const measured = await measure();
+    return [await load.result, measured];
+  };
+  const health = (target: RealtimeTarget, secs: number) =>
+    runLoad({ origin: target.origin, method: 'GET', paths: ['/healthz'], token: 'unused', connections: 1, seconds: secs, maxRequests: secs * 100_000 });
+
+  /** Everyone connected for the whole run: the relay and the heartbeat see all of them. */
+  for (const target of targets) {
+    const joined = await clients.join(target, target.participants, 50);
+    if (joined.errors > 0) throw new Error(`${target.name}: ${joined.errors} joins failed (${joined.firstError})`);
+    log(`${target.name}: ${joined.joined} participants joined; warm-up`);
+    await runLoad(postSpec(target, 2));
+  }
+
+  const runs = new Map<string, Run[]>();
+  for (let rep = 0; rep < reps; rep++) {
+    const order = rep % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      await waitIdle(target.pid);
+      const relayAlone = await clients.relayLoaded(relayRate, seconds - 2 * RAMP);
+      await waitIdle(target.pid);
+      const healthAlone = await health(target, seconds - 2 * RAMP);
+      await waitIdle(target.pid);
+      const [api, relayLoaded] = await underLoad(target, () => clients.relayLoaded(relayRate, seconds - 2 * RAMP));
+      await waitIdle(target.pid);
+      const [, healthLoaded] = await underLoad(target, () => health(target, seconds - 2 * RAMP));
+      for (const [what, relay] of [['alone', relayAlone], ['under load', relayLoaded]] as const) {
+        if (relay.lost > 0 || relay.rateLimited > 0) throw new Error(`${target.name} relay ${what}: ${relay.lost} of ${relay.sent} messages lost, ${relay.rateLimited} rate-limited`);
+      }
+      const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api };
+      runs.set(target.name, [...(runs.get(target.name) ?? []), run]);
+      log(`rep ${rep + 1} ${target.name.padEnd(13)} relay p99 ${fixed(relayAlone.p99, 2)} alone, ${fixed(relayLoaded.p99, 2)} ms loaded ` +
+        `(${relayLoaded.received} msgs); healthz p99 ${fixed(healthAlone.p99, 2)} / ${fixed(healthLoaded.p99, 2)} ms; ` +
+        `POST ${fixed(api.requestsPerSecond, 0)}/s p99 ${fixed(api.p99, 1)} ms`);
+    }
+  }
+
+  const rows = targets.map((target) => {
+    const all = runs.get(target.name)!;
+    const m = (of: (run: Run) => number, digits = 2) => fixed(median(all.map(of)), digits);
+    return [
+      target.name,
+      m((r) => r.relayAlone.p50), m((r) => r.relayAlone.p99), m((r) => r.relayLoaded.p50), m((r) => r.relayLoaded.p99),
+      m((r) => r.relayLoaded.p99 / r.relayAlone.p99),
+      m((r) => r.relayLoaded.received, 0),
+      m((r) => r.healthAlone.p99), m((r) => r.healthLoaded.p50), m((r) => r.healthLoaded.p99),
+      m((r) => r.api.requestsPerSecond, 0), m((r) => r.api.p50, 1), m((r) => r.api.p99, 1),
+    ];
+  });
+  console.log(`\n### Signaling under API load\n`);
+  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${os.loadavg().map((l) => fixed(l, 1)).join(' ')}, Node ${process.version}, ` +
+    `${reps} repetitions (medians; the ratio is the median of each repetition's own), ${rooms * 2} participants connected, ` +
+    `${fixed(relayRate * rooms * 2, 0)} signals/s, ${connections} connections POST /api/rooms, PostgreSQL fsync off, log level ${logLevel}\n`);
+  console.log(markdownTable(
+    ['server', 'relay p50 alone', 'relay p99 alone', 'relay p50 loaded', 'relay p99 loaded', 'p99 loaded ÷ alone', 'messages loaded',
+      'healthz p99 alone', 'healthz p50 loaded', 'healthz p99 loaded', 'POST req/s', 'POST p50', 'POST p99'],
+    rows,
+  ));
+  console.log(`\n(milliseconds; relay: every participant sends ${relayRate} \`signal\`/s to the other of its room, start times spread evenly; send to receipt)`);
+} finally {
+  clients.stop();
+  for (const target of targets) await target.stop().catch(() => {});
+  await postgres.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}

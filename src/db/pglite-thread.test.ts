@@ -1,0 +1,113 @@
+// PGlite in its worker thread, through the same handle the app uses
+// (openPGlite): errors keep the fields the error mapping reads, a transaction
+// is not interleaved with another connection's statements, and close() ends
+// the thread and releases the data directory.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDatabaseUnavailable } from '../http/error-handler.js';
+import { openPGlite, type DatabaseHandle } from './client.js';
+
+let handle: DatabaseHandle;
+
+beforeAll(async () => {
+  handle = await openPGlite(null);
+  await handle.withScriptRunner((runner) =>
+    runner.exec(`
+      create table items (id int8 primary key, name text constraint items_name_key unique, day date);
+      create table trail (n serial primary key, what text not null);
+    `),
+  );
+});
+
+afterAll(() => handle?.close());
+
+describe('PGlite in a worker thread', () => {
+  it('gives back rows with int8 as numbers and dates as text, and the affected row count', async () => {
+    const inserted = await sql`insert into items values (${9007199254740991}, 'a', '2030-03-10')`.execute(handle.db);
+    expect(inserted.numAffectedRows).toBe(1n);
+    const { rows } = await sql<{ id: number; day: string; at: Date }>`select id, day, now() as at from items`.execute(handle.db);
+    expect(rows).toEqual([{ id: 9007199254740991, day: '2030-03-10', at: expect.any(Date) }]);
+  });
+
+  it('throws Errors with their code, constraint and severity', async () => {
+    await sql`insert into items (id, name) values (1, 'dup')`.execute(handle.db);
+    const error = await sql`insert into items (id, name) values (2, 'dup')`.execute(handle.db).then(
+      () => null,
+      (e: unknown) => e as Error & Record<string, unknown>,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({ code: '23505', constraint: 'items_name_key', severity: 'ERROR', table: 'items' });
+    expect(error!.message).toContain('items_name_key');
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+
+  it('runs a transaction alone: a concurrent statement waits until it commits', async () => {
+    let releaseTransaction!: () => void;
+    const held = new Promise<void>((resolve) => (releaseTransaction = resolve));
+    let inside!: () => void;
+    const started = new Promise<void>((resolve) => (inside = resolve));
+    const transaction = handle.db.transaction().execute(async (trx) => {
+      await sql`insert into trail (what) values ('tx 1')`.execute(trx);
+      inside();
+      await held;
+      await sql`insert into trail (what) values ('tx 2')`.execute(trx);
+    });
+    await started;
+    // Sent while the transaction is open, between its two statements.
+    const outside = sql`insert into trail (what) values ('outside')`.execute(handle.db);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    releaseTransaction();
+    await Promise.all([transaction, outside]);
+    const { rows } = await sql<{ what: string }>`select what from trail order by n`.execute(handle.db);
+    expect(rows.map((r) => r.what)).toEqual(['tx 1', 'tx 2', 'outside']);
+  });
+
+  it('rolls back a failed transaction and keeps serving', async () => {
+    await expect(
+      handle.db.transaction().execute(async (trx) => {
+        await sql`insert into trail (what) values ('rolled back')`.execute(trx);
+        await sql`select nope`.execute(trx);
+      }),
+    ).rejects.toMatchObject({ code: '42703' });
+    const { rows } = await sql<{ n: number }>`select count(*)::int8 as n from trail where what = 'rolled back'`.execute(handle.db);
+    expect(rows[0]!.n).toBe(0);
+  });
+
+  it("runs multi-statement scripts and fails them with the failing statement's code", async () => {
+    await handle.withScriptRunner(async (runner) => {
+      await runner.exec(`insert into trail (what) values ('s1'); insert into trail (what) values ('s2');`);
+      expect(await runner.names(`select what as name from trail where what like 's_' order by n`)).toEqual(['s1', 's2']);
+      await expect(runner.exec('select 1; select nope;')).rejects.toMatchObject({ code: '42703' });
+    });
+  });
+});
+
+describe('close', () => {
+  it('ends the thread and releases the data directory to another process', { timeout: 150_000 }, async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-pglite-thread-'));
+    try {
+      const first = await openPGlite(dataDir);
+      await first.withScriptRunner((runner) => runner.exec(`create table kept (v text); insert into kept values ('written before close');`));
+      // Another process cannot open it while this one holds it.
+      const probe = `import { openPGlite } from './src/db/client.ts';
+        const h = await openPGlite(${JSON.stringify(dataDir)});
+        const rows = await h.db.selectFrom('kept').selectAll().execute();
+        console.log(JSON.stringify(rows));
+        await h.close();`;
+      const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { cwd: path.resolve(import.meta.dirname, '../..'), timeout: 70_000 });
+      await expect(run()).rejects.toMatchObject({ stderr: expect.stringContaining('in use by another Parley process') });
+      await first.close();
+      expect(fs.existsSync(path.join(dataDir, 'parley.lock'))).toBe(false);
+      await expect(sql`select 1`.execute(first.db)).rejects.toThrow(/closed/);
+      const { stdout } = await run();
+      expect(JSON.parse(stdout.trim())).toEqual([{ v: 'written before close' }]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,102 @@
+// The worker thread that owns the embedded database (started by
+// pglite-thread.ts). PGlite is PostgreSQL compiled to WASM: every statement
+// runs synchronously on the thread that holds it, so on the main thread an API
+// burst stalled HTTP and every call's signaling for seconds (issue 15,
+// bench/README.md). Here it runs on a thread of its own.
+//
+// Requests run one at a time in arrival order, except that while a connection
+// has a transaction open, requests from other connections wait until it ends:
+// the exclusivity the in-process driver's queue gave, kept where the
+// statements actually run, so that statements outside a transaction can be
+// sent without waiting for the previous answer (no idle round trips).
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import type { Reply, Request, SerializedError, WorkerData } from './pglite-thread.js';
+import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
+
+const port = parentPort!;
+const { dataDir, pgliteWasmModule, initdbWasmModule } = workerData as WorkerData;
+
+/** The fields of a PostgreSQL error that code above reads (code, constraint, severity, ...): its primitive own properties. */
+function serialize(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { message: String(error), fields: {} };
+  const fields: SerializedError['fields'] = {};
+  for (const key of Object.keys(error)) {
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+  }
+  return { message: error.message, fields };
+}
+
+let pglite: PGlite;
+
+const pending: Request[] = [];
+/** The connection whose transaction is open, if any. */
+let owner: number | null = null;
+let running = false;
+
+async function run(request: Request): Promise<Reply> {
+  switch (request.kind) {
+    case 'query': {
+      const result = await pglite.query(request.sql, request.params as unknown[]);
+      return { id: request.id, rows: result.rows, affectedRows: result.affectedRows ?? 0 };
+    }
+    case 'begin':
+      await pglite.query('begin');
+      owner = request.connection;
+      return { id: request.id, rows: [], affectedRows: 0 };
+    case 'commit':
+    case 'rollback':
+      // A failed commit ends the transaction too (PostgreSQL rolls it back).
+      try {
+        await pglite.query(request.kind);
+      } finally {
+        owner = null;
+      }
+      return { id: request.id, rows: [], affectedRows: 0 };
+    case 'exec':
+      await pglite.exec(request.sql);
+      return { id: request.id, rows: [], affectedRows: 0 };
+    case 'close':
+      // Flushes the data directory; the main thread then ends this thread.
+      await pglite.close();
+      return { id: request.id, rows: [], affectedRows: 0 };
+  }
+}
+
+/** The next request allowed to run: the transaction's own, or any (in order) when none is open; close goes in its turn regardless. */
+function next(): Request | undefined {
+  const index = owner === null ? 0 : pending.findIndex((r) => r.connection === owner || r.kind === 'close');
+  return index < 0 ? undefined : pending.splice(index, 1)[0];
+}
+
+async function pump(): Promise<void> {
+  if (running) return;
+  running = true;
+  for (let request = next(); request; request = next()) {
+    let reply: Reply;
+    try {
+      reply = await run(request);
+    } catch (error) {
+      reply = { id: request.id, error: serialize(error) };
+    }
+    port.postMessage(reply);
+  }
+  running = false;
+}
+
+// Reply 0 says whether the database opened; the main thread ends this thread if not.
+try {
+  pglite = await PGlite.create(dataDir === null ? 'memory://' : dataDir, {
+    pgliteWasmModule,
+    initdbWasmModule,
+    parsers: { [INT8]: parseInt8, [DATE]: keepText },
+  });
+  port.on('message', (requests: Request[]) => {
+    pending.push(...requests);
+    void pump();
+  });
+  port.postMessage({ id: 0, rows: [], affectedRows: 0 } satisfies Reply);
+} catch (error) {
+  port.postMessage({ id: 0, error: serialize(error) } satisfies Reply);
+}
