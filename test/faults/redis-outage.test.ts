@@ -46,7 +46,8 @@ describe(`a node without Redis (${testDb})`, () => {
     for (const path of ['/healthz', '/readyz']) {
       const answer = await timedGet(`${server.url}${path}`);
       expect(answer.status).toBe(200);
-      expect(answer.ms).toBeLessThan(1000);
+      // Checks are bounded at 0.7 s (health.routes.ts); the margin is a loaded machine's.
+      expect(answer.ms).toBeLessThan(2000);
     }
     expect((await timedGet(`${server.url}/readyz`)).body).toEqual({ status: 'degraded', checks: { database: 'ok', redis: 'unavailable' } });
     const unreachable = messages(server).filter((m) => m.includes('unreachable'));
@@ -68,7 +69,7 @@ describe(`a node without Redis (${testDb})`, () => {
     expect(messages(server).filter((m) => m.includes(`at 127.0.0.1:${port} lost`))).toHaveLength(1);
     const during = await timedGet(`${server.url}/readyz`);
     expect(during).toMatchObject({ status: 200, body: { status: 'degraded' } });
-    expect(during.ms).toBeLessThan(1000);
+    expect(during.ms).toBeLessThan(2000);
     expect(await (await fetch(`${server.url}/metrics`)).text()).toMatch(/^parley_redis_up 0$/m);
     expect(server.output.join('\n')).not.toContain('not-this-password');
   });
