@@ -86,6 +86,10 @@ describe('a call between a host and a guest', () => {
     }
     expect(h.framesDecoded).toBeGreaterThan(0);
     expect(g.audioPackets).toBeGreaterThan(0);
+    // Each sees itself in the call: its own picture plays (a paused one stays black).
+    for (const page of [host, guest]) {
+      await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 5000 }).toBe(true);
+    }
     await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
     expect(await guest.locator('figcaption').allTextContents()).toContain('Dr. Ada');
     const fetched = await world.api('GET', `/api/rooms/${room.token}`);

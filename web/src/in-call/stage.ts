@@ -123,6 +123,9 @@ export function createStage(root: Element, roomName: string): Stage {
       if (call.isConnected) return;
       root.classList.add('in-call');
       show(root, call);
+      // A video given its stream while the screen was built out of the document
+      // does not autoplay in Chromium: it stayed paused, black (own picture).
+      for (const video of call.querySelectorAll('video')) if (video.paused) void video.play().catch(() => {});
     },
     setWaiting: (on) => {
       waiting = on;
