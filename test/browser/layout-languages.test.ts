@@ -116,12 +116,7 @@ describe('the chat panel', () => {
 
 describe('devices during the call', () => {
   it('switches the camera and the microphone without a new connection, and the other side keeps receiving; speaker choice and full screen', async () => {
-    const room = await world.createRoom();
-    const host = await world.participant();
-    const guest = await world.participant();
-    await join(host, room.host_join_url, 'Dr. Ada');
-    await join(guest, room.guest_join_url, 'Pat');
-    await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+    const { host, guest } = await world.twoPersonCall({ host: 'Dr. Ada', guest: 'Pat' });
     const sentTracks = () =>
       guest.evaluate(() =>
         (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.flatMap((pc) => pc.getSenders().map((s) => `${s.track?.kind}:${s.track?.id}:${s.track?.readyState}`)),

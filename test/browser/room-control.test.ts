@@ -80,12 +80,7 @@ describe('closing and refusing', () => {
 
 describe('a dropped connection', () => {
   it('reconnects by itself into the same call as the same participant, keeping its media connections', async () => {
-    const room = await world.createRoom();
-    const host = await world.participant();
-    const guest = await world.participant();
-    await join(host, room.host_join_url, 'Host');
-    await join(guest, room.guest_join_url, 'Guest');
-    await expectMediaFlowing(guest);
+    const { room, host, guest } = await world.twoPersonCall({ host: 'Host', guest: 'Guest' });
     const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
     expect(before).toHaveLength(2);
     const pcsBefore = (await callConnectionStates(guest)).length;
@@ -112,12 +107,7 @@ describe('a dropped connection', () => {
 
 describe('a reloaded page', () => {
   it('comes back as the same participant; the other side sees a new connection and answers with one of its own', async () => {
-    const room = await world.createRoom();
-    const host = await world.participant();
-    const guest = await world.participant();
-    await join(host, room.host_join_url, 'Host');
-    await join(guest, room.guest_join_url, 'Guest');
-    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    const { room, host, guest } = await world.twoPersonCall({ host: 'Host', guest: 'Guest' });
     const before = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
     const hostPcs = () => callConnectionStates(host);
 

@@ -167,12 +167,7 @@ describe('the waiting room', () => {
 
 describe('removing a participant', () => {
   it("takes the guest out of the call for good: it sees `removed`, the host's tile goes, a reload is refused", async () => {
-    const room = await world.createRoom();
-    const host = await world.participant();
-    const guest = await world.participant();
-    await join(host, room.host_join_url, 'Dr. Ada');
-    await join(guest, room.guest_join_url, 'Pat');
-    await expectMediaFlowing(host);
+    const { room, host, guest } = await world.twoPersonCall({ host: 'Dr. Ada', guest: 'Pat' });
     // Only the host has it, and never on a host's own tile.
     expect(await guest.getByTestId('remove-button').count()).toBe(0);
     await host.getByTestId('remove-button').click();

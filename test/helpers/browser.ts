@@ -76,6 +76,8 @@ export interface BrowserWorld {
   createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
   /** A participant: its own browser context (one per participant, BROWSER-TESTING.md). */
   participant(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  /** A new room with a host and a guest joined under these names, media flowing both ways. */
+  twoPersonCall(names: { host: string; guest: string }): Promise<{ room: Record<string, any>; host: Page; guest: Page }>;
   closeContexts(): Promise<void>;
   close(): Promise<void>;
 }
@@ -105,7 +107,7 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
 
   const api = (method: string, url: string, body?: unknown) => httpJson(server.url, apiToken, method, url, body);
 
-  return {
+  const world: BrowserWorld = {
     base,
     server,
     relay,
@@ -127,6 +129,15 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
       contexts.push(context);
       return context.newPage();
     },
+    async twoPersonCall(names) {
+      const room = await world.createRoom();
+      const host = await world.participant();
+      const guest = await world.participant();
+      await join(host, room.host_join_url, names.host);
+      await join(guest, room.guest_join_url, names.guest);
+      await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+      return { room, host, guest };
+    },
     async closeContexts() {
       await Promise.all(contexts.splice(0).map((c) => c.close()));
     },
@@ -138,6 +149,7 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return world;
 }
 
 /**
