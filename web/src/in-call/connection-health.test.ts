@@ -88,7 +88,7 @@ describe('connection health', () => {
     expect(unhealthy.seen.lost.has('a')).toBe(false);
   });
 
-  it('says the link is weak once every peer\u2019s send estimate is under 150 kbit/s, and takes it back', () => {
+  it('says the link is weak once every peer\u2019s send estimate is under 150 kbit/s, and takes it back above 250', () => {
     const { health, seen } = fixture({ a: 'connected', b: 'connected' });
     health.quality('a', quality(100));
     expect(seen.said).toEqual([]); // b not known yet
@@ -96,6 +96,8 @@ describe('connection health', () => {
     expect(seen.said).toEqual([t('connection.weakLink')]);
     health.quality('b', quality(120));
     expect(seen.said).toEqual([t('connection.weakLink')]); // said once
+    health.quality('a', quality(200)); // hovering just above 150: still weak, no flicker
+    expect(seen.said).toEqual([t('connection.weakLink')]);
     health.quality('a', quality(600));
     expect(seen.said).toEqual([t('connection.weakLink'), '']);
     health.quality('a', quality(null)); // a browser without an estimate is never called weak

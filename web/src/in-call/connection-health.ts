@@ -9,6 +9,12 @@ import { t } from '../i18n.js';
 
 /** Below this estimated send bitrate to every peer, the person is told that video gives way to sound. */
 export const WEAK_LINK_KBPS = 150;
+/**
+ * Once told, the person is told it is over only above this: an estimate
+ * hovering around 150 kbit/s on a thin link would otherwise make the notice
+ * come and go every sample.
+ */
+export const LINK_RECOVERED_KBPS = 250;
 /** Back in the call but no media yet after this long: the banner goes, the tiles say what is still missing. */
 const BACK_AT_THE_LATEST_MS = 10_000;
 
@@ -91,7 +97,8 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       peers.quality(peerId, quality);
       sendKbps.set(peerId, quality.sendKbps);
       const estimates = options.connections().map(([id]) => sendKbps.get(id));
-      const weak = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < WEAK_LINK_KBPS);
+      const limit = weakLink ? LINK_RECOVERED_KBPS : WEAK_LINK_KBPS;
+      const weak = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
       if (weak !== weakLink) options.say(weak ? t('connection.weakLink') : '');
       weakLink = weak;
     },
