@@ -1,11 +1,13 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline] [--statements]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
 // database and rooms (Parley still makes them), to see what Parley adds.
+// --independent: the same of bench/independent-baseline-server.ts, on its own
+// schema and database of the same cluster, with rooms of its own.
 // Prints, for the measured window (after a warm-up):
 //  - CPU microseconds per request of each thread of the server (main = the
 //    event loop; the others are V8's GC helpers and libuv's pool) and of
@@ -25,7 +27,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { runLoad } from './support/load.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
-import { ADMIN_TOKEN, createTenant, freePort, root, startBaseline, startProcess } from './support/processes.js';
+import { ADMIN_TOKEN, createTenant, freePort, root, startBaseline, startIndependentBaseline, startProcess } from './support/processes.js';
 import { flags, median } from './support/stats.js';
 
 const options = flags();
@@ -35,6 +37,7 @@ const seconds = Number(options.get('seconds') ?? 5);
 const cpuProfDir = options.get('cpu-prof');
 const heapSample = options.has('heap-sample');
 const baseline = options.has('baseline');
+const independent = options.has('independent');
 const countStatements = options.has('statements');
 const entry = path.join(path.resolve(options.get('build') ?? root), 'dist/src/main.js');
 const INSPECTOR_PORT = await freePort();
@@ -171,14 +174,18 @@ const parley = await startProcess({
 });
 let server = parley;
 try {
-  const tenant = await createTenant(parley, 'diagnose');
-  const roomPaths: string[] = [];
-  for (let i = 0; i < 100 && method !== 'POST'; i++) {
-    const response = await fetch(parley.url + '/api/rooms', { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: ROOM });
-    roomPaths.push(`/api/rooms/${((await response.json()) as { token: string }).token}`);
-  }
+  let tenant = await createTenant(parley, 'diagnose');
   // The baseline serves the tenant's rooms from the same database; POSTs go to its own tenant's rooms alike.
   if (baseline) server = await startBaseline(database.url, 20, parley.url, nodeFlags);
+  if (independent) {
+    const started = await startIndependentBaseline(database.url, 20, parley.url);
+    [server, tenant] = [started, { id: '', token: started.token }];
+  }
+  const roomPaths: string[] = [];
+  for (let i = 0; i < 100 && method !== 'POST'; i++) {
+    const response = await fetch(server.url + '/api/rooms', { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: ROOM });
+    roomPaths.push(`/api/rooms/${((await response.json()) as { token: string }).token}`);
+  }
   const load = (loadSeconds: number) =>
     runLoad({ origin: server.url, method, paths: method === 'POST' ? ['/api/rooms'] : roomPaths, body: method === 'GET' ? undefined : ROOM, token: tenant.token, connections, seconds: loadSeconds, maxRequests: 1_000_000 });
 
