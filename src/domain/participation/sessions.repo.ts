@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole } from '../../db/schema.js';
-import type { RoomScope } from '../rooms/rooms.repo.js';
+import { byToken, type RoomScope } from '../rooms/rooms.repo.js';
 
 export interface NetworkSummary {
   rtt_ms: number | null;
@@ -41,9 +41,7 @@ export function createSessionsRepo(db: Db) {
   return {
     /** The sessions of the room with this token in scope, oldest first; null when there is no such room, live or deleted. */
     async forRoom(scope: RoomScope, roomToken: string): Promise<SessionRow[] | null> {
-      let room = db.selectFrom('rooms').select('id').where('tenant_id', '=', scope.tenantId).where('token', '=', roomToken);
-      if (scope.organizationId !== null) room = room.where('organization_id', '=', scope.organizationId);
-      const found = await room.executeTakeFirst();
+      const found = await db.selectFrom('rooms').select('id').where(byToken(scope, roomToken)).executeTakeFirst();
       if (found) {
         return db
           .selectFrom('participants')
