@@ -59,6 +59,13 @@ export async function openPostgres(url: string, poolSize: number, preparedStatem
     max: poolSize,
     // Fail fast instead of hanging when the server is down (503, not a stuck request).
     connectionTimeoutMillis: 5000,
+    // Our named statements (prepared.ts) are written to have one plan for every value, so each
+    // connection keeps its generic plan. PostgreSQL's own choice re-planned the token lookup on
+    // every request (167 µs of PostgreSQL's CPU): a custom plan for a one-digest array looks
+    // cheaper than the generic plan's guess of ten (bench/README.md). Unnamed statements are
+    // planned for their values as before. Not sent without named statements: a pooler may refuse
+    // startup options.
+    ...(preparedStatements ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8) return parseInt8;

@@ -87,6 +87,20 @@ describe.skipIf(testDb !== 'postgres')('named statements on PostgreSQL', () => {
     });
   });
 
+  it('keeps the generic plan of a named statement from its first run, also where a custom plan looks cheaper', async () => {
+    await onOneConnection(true, async (db) => {
+      // The token lookup's shape: for a one-element array a custom plan is estimated cheaper than
+      // the generic plan's ten elements, so PostgreSQL's default planned it again on every call.
+      const find = prepare(db, ({ names }: { names: string[] }) =>
+        db.selectFrom('tenants').select(['id']).where('name', '=', sql<string>`any(${names}::text[])`),
+      );
+      for (let i = 0; i < 8; i++) expect(await find({ names: ['Alpha'] })).toHaveLength(1);
+      const plans = await sql<{ generic_plans: number; custom_plans: number }>`
+        select generic_plans::int, custom_plans::int from pg_prepared_statements`.execute(db);
+      expect(plans.rows).toEqual([{ generic_plans: 8, custom_plans: 0 }]);
+    });
+  });
+
   it('keeps working when a migration adds a column: the statement names its columns', async () => {
     await onOneConnection(true, async (db) => {
       await sql`create table scratch_rooms (id int primary key, name text not null)`.execute(db);
