@@ -1,7 +1,7 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements] [--log-level=info]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
@@ -168,7 +168,7 @@ const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []
 const parley = await startProcess({
   name: 'diagnose',
   args: [...(baseline ? [] : nodeFlags), entry],
-  env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: database.url, LOG_LEVEL: 'info' },
+  env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: database.url, LOG_LEVEL: options.get('log-level') ?? 'info' },
   port,
   readyPath: '/readyz',
 });

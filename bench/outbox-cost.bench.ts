@@ -16,7 +16,7 @@
 // --path=ws: a join and a leave as a browser makes them, over a real
 // WebSocket to the realtime server listening in this process
 // (support/ws-join.ts): the share of a user's join that the outbox is.
-//   npm run bench:outbox -- [--db=pglite|postgres] [--path=services|ws] [--blocks=10] [--per-block=150]
+//   npm run bench:outbox -- [--db=pglite|postgres] [--path=services|ws] [--blocks=10] [--per-block=150] [--concurrency=1]
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openPGlite, openPostgres } from '../src/db/client.js';
@@ -31,6 +31,9 @@ const options = flags();
 const onPostgres = (options.get('db') ?? 'pglite') === 'postgres';
 const blocks = Number(options.get('blocks') ?? 10);
 const perBlock = Number(options.get('per-block') ?? 150);
+// Operations in flight at once: 1 measures one user's wait; more, what the server can do per second
+// (the wall ms per operation is then the inverse of the throughput).
+const concurrency = Number(options.get('concurrency') ?? 1);
 const path = options.get('path') ?? 'services';
 if (path !== 'services' && path !== 'ws') throw new Error(`--path is services or ws, not ${path}`);
 const log = (line: string) => process.stderr.write(line + '\n');
@@ -99,7 +102,10 @@ try {
       await setUp();
       for (const [operation, run] of operations) {
         const [started, cpuStarted] = [performance.now(), cpuMs()];
-        for (let i = 0; i < perBlock; i++) await run(i);
+        let next = 0;
+        await Promise.all(Array.from({ length: concurrency }, async () => {
+          while (next < perBlock) await run(next++);
+        }));
         record(wall, key(name, operation), (performance.now() - started) / perBlock);
         record(cpu, key(name, operation), (cpuMs() - cpuStarted) / perBlock);
       }
@@ -116,7 +122,7 @@ try {
     return [fixed(median(mine), 3), `${change >= 0 ? '+' : ''}${fixed(change, 1)} %`];
   };
   console.log(
-    `${database.kind}, ${path === 'ws' ? 'over WebSocket' : 'in process'}, ${blocks} blocks of ${perBlock} of each operation; ` +
+    `${database.kind}, ${path === 'ws' ? 'over WebSocket' : 'in process'}, ${blocks} blocks of ${perBlock} of each operation, ${concurrency} at a time; ` +
       `ms per operation (median block) and change against before (median of the blocks' ratios), ` +
       `in wall time and in CPU (${postgres ? 'this process and the PostgreSQL cluster' : 'this process, PGlite included'})\n`,
   );
