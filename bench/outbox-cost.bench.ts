@@ -109,6 +109,9 @@ try {
         record(wall, key(name, operation), (performance.now() - started) / perBlock);
         record(cpu, key(name, operation), (cpuMs() - cpuStarted) / perBlock);
       }
+      // The variant is what it claims: with the endpoint, a message for each join and each leave; without, none.
+      const written = Number((await sql<{ n: string }>`select count(*) as n from webhook_messages`.execute(database.db)).rows[0]!.n);
+      if (endpoint ? written < 2 * perBlock : written !== 0) throw new Error(`${name}: ${written} messages after ${perBlock} joins + leaves`);
       if (endpoint) await services.repos.webhookEndpoints.delete(tenant.id, endpoint);
       endpoint = null;
     }
