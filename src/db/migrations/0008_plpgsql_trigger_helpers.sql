@@ -2,7 +2,7 @@
 -- 0007 wrote them in LANGUAGE sql. PostgreSQL inlines such a function only into
 -- a query's own expressions; called from PL/pgSQL (PERFORM) it parses and plans
 -- its body again on every call, while PL/pgSQL plans its statements once per
--- connection. Measured on PostgreSQL 15 (bench/README.md "Triggers' helpers"):
+-- connection. Measured on PostgreSQL 15 (bench/README.md "Issue 15: plans"):
 -- - a room event (room.started, .ended, .closed, .deleted) for a tenant with
 --   an endpoint cost 200–420 µs through webhook_wanted and webhook_enqueue,
 --   50–100 µs with the enqueue below; without an endpoint 20–30 µs either way;

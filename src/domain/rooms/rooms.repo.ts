@@ -156,9 +156,9 @@ function extras(scope: RoomScope) {
  * as a value, null for the whole tenant: one statement shape serves both
  * token kinds, as a statement compiled once needs). The room is found by its
  * token's unique index; the scope is a check on the row found, written with
- * IS NOT DISTINCT FROM, which no index serves (the columns are never null
- * where it matters: tenant_id never, organization_id only when the scope is
- * the whole tenant). Written with `=`, the planner could find the room through
+ * IS NOT DISTINCT FROM, which no index serves (and which is `=` here:
+ * tenant_id is never null, and a room without an organization is never in an
+ * organization's scope). Written with `=`, the planner could find the room through
  * rooms_tenant_list_idx instead: on a table without statistics the two
  * estimates tie, and PGlite (no autovacuum) never has statistics, nor has a
  * new PostgreSQL install before its first automatic ANALYZE. GET room then
