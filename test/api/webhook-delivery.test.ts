@@ -181,6 +181,37 @@ describe('a call, delivered', () => {
     expect(await messageCount(ctx)).toBe(before);
   });
 
+  it('deletes the messages of a deleted endpoint, or of a deleted tenant; a message whose endpoint is gone is never sent, and is purged', async () => {
+    const db = ctx.services.database.db;
+    const messagesOf = async (endpointId: string) =>
+      Number((await db.selectFrom('webhook_messages').where('endpoint_id', '=', endpointId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+
+    const tenant = await ctx.tenant();
+    const { id } = await addEndpoint(ctx, tenant.instanceToken);
+    await closeARoom(ctx, tenant.instanceToken);
+    expect(await messagesOf(id)).toBe(1);
+    expect((await ctx.request({ method: 'DELETE', url: `/api/webhook_endpoints/${id}`, token: tenant.instanceToken })).statusCode).toBe(204);
+    expect(await messagesOf(id)).toBe(0);
+
+    const other = await ctx.tenant();
+    const { id: otherId } = await addEndpoint(ctx, other.instanceToken);
+    await closeARoom(ctx, other.instanceToken);
+    expect(await messagesOf(otherId)).toBe(1);
+    await db.deleteFrom('tenants').where('id', '=', other.id).execute();
+    expect(await messagesOf(otherId)).toBe(0);
+
+    // What a join leaves when it writes its message while the endpoint is being
+    // deleted: its snapshot still saw the endpoint, the delete's did not see the message.
+    await ctx.services.webhookDelivery.deliverDue();
+    receiver.received.length = 0;
+    const gone = '00000000-0000-4000-8000-000000000001';
+    await db.insertInto('webhook_messages').values({ endpoint_id: gone, msg_id: 'msg_orphan', type: 'room.closed', data: JSON.stringify({}), occurred_at: new Date() }).execute();
+    expect(await ctx.services.webhookDelivery.deliverDue()).toEqual([]);
+    expect(receiver.received).toEqual([]);
+    expect(await ctx.services.webhookDelivery.purgeDone()).toBeGreaterThanOrEqual(1);
+    expect(await messagesOf(gone)).toBe(0);
+  });
+
   it('enqueueEvent commits and rolls back with the transaction it is given (participant.waiting, for the waiting room)', async () => {
     const tenant = await ctx.tenant();
     await addEndpoint(ctx, tenant.instanceToken);
