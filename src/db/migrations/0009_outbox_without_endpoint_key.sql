@@ -8,7 +8,7 @@
 --   trigger below;
 -- - a message written by a join while its endpoint was being deleted (the
 --   join's snapshot still saw the endpoint) is never claimed: a claim joins
---   the endpoint, and purgeOrphans() in webhook-messages.repo.ts deletes it.
+--   the endpoint, and purge() in webhook-messages.repo.ts (the cleanup job) deletes it.
 ALTER TABLE webhook_messages DROP CONSTRAINT webhook_messages_endpoint_id_fkey;
 
 CREATE FUNCTION webhook_endpoints_forget_messages() RETURNS trigger LANGUAGE plpgsql AS $$
