@@ -8,6 +8,7 @@ import { PGliteDialect } from './pglite-dialect.js';
 import { PGliteThread } from './pglite-thread.js';
 import { runStatementsWith } from './prepared.js';
 import type { Database } from './schema.js';
+import { ShapedQuery, type RowShapes } from './shaped-query.js';
 import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
 
 export type Db = Kysely<Database>;
@@ -83,18 +84,22 @@ export async function openPostgres(url: string, poolSize: number, preparedStatem
   // 503), and the pool drops the client when it is released.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // prepare()'s statements, straight on the pool (prepared.ts). The client goes back
-  // to the pool as Kysely's would: an error of the statement keeps the connection.
+  // prepare()'s statements, straight on the pool (prepared.ts), each keeping its rows'
+  // shape (shaped-query.ts). The client goes back to the pool as Kysely's would: an
+  // error of the statement keeps the connection.
+  const shapes: RowShapes = new Map();
   runStatementsWith(db, (name, text, parameters) => {
     const statement = { ...(preparedStatements ? { name } : {}), text, values: parameters as unknown[] };
     return new Promise((resolve, reject) =>
       pool.connect((connectError, client, release) => {
         if (connectError || !client) return reject(connectError);
-        client.query(statement, (error: Error | null, result: pg.QueryResult) => {
-          release();
-          if (error) reject(error);
-          else resolve(result.rows);
-        });
+        client.query(
+          new ShapedQuery(statement, shapes, (error, result) => {
+            release();
+            if (error) reject(error);
+            else resolve(result.rows);
+          }),
+        );
       }),
     );
   });

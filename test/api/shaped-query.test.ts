@@ -1,0 +1,70 @@
+// Prepared statements keep their rows' shape between executions (src/db/shaped-query.ts):
+// their rows must be exactly what pg's own Query gives, every time, and a
+// statement whose columns change must read the new columns.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { prepare } from '../../src/db/prepared.js';
+import { createPostgresDatabase, testDb } from '../helpers/database.js';
+
+interface Shaped {
+  id: number;
+  day: string | null;
+  at: Date | null;
+  tags: string[] | null;
+  ok: boolean | null;
+  u: string | null;
+  j: unknown;
+  n: string | null;
+}
+
+describe.skipIf(testDb !== 'postgres')('prepared statements with a kept row shape', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let named: DatabaseHandle;
+  let unnamed: DatabaseHandle;
+
+  beforeAll(async () => {
+    database = await createPostgresDatabase();
+    named = await openPostgres(database.url, 2);
+    unnamed = await openPostgres(database.url, 2, false);
+    await sql`create table shaped (id int8 primary key, day date, at timestamptz, tags text[], ok boolean, u uuid, j jsonb, n text)`.execute(named.db);
+    await sql`insert into shaped values
+      (1, '2030-03-10', '2030-03-10T14:00:00.123Z', '{a,"b c"}', true, 'e23f9370-d5eb-4e66-887b-78d671cf7afe', '{"k": [1, 2]}', 'x'),
+      (2, null, null, null, null, null, null, null),
+      (9007199254740991, '1999-12-31', '1970-01-01T00:00:00Z', '{}', false, '00000000-0000-0000-0000-000000000000', 'null', '')`.execute(named.db);
+  });
+  afterAll(async () => {
+    await named?.close();
+    await unnamed?.close();
+    await database?.drop();
+  });
+
+  it("gives pg's own rows, types included, on every execution and every connection", async () => {
+    const db = named.db.withTables<{ shaped: Shaped }>();
+    const find = prepare(db, ({ from }: { from: number }) => db.selectFrom('shaped').selectAll().where('id', '>=', from).orderBy('id'));
+    const expected = (await sql<Shaped>`select * from shaped where id >= ${0} order by id`.execute(named.db)).rows;
+    expect(expected).toHaveLength(3);
+    expect(expected[0]!.at).toBeInstanceOf(Date);
+    expect(expected[2]!.id).toBe(9007199254740991);
+    expect(expected[0]!.day).toBe('2030-03-10');
+    // More executions than connections, some at once: every connection prepares it and then reuses the shape.
+    const runs = await Promise.all(Array.from({ length: 6 }, () => find({ from: 0 })));
+    for (const rows of runs) expect(rows).toEqual(expected);
+    for (const rows of [await find({ from: 0 }), await find({ from: 0 })]) expect(rows).toEqual(expected);
+    expect(await find({ from: 3 })).toEqual([expected[2]]);
+    // Rows are separate objects: changing one changes no other execution's.
+    const [first] = await find({ from: 0 });
+    first!.n = 'changed';
+    expect((await find({ from: 0 }))[0]!.n).toBe('x');
+  });
+
+  it('reads the new columns when a statement returns other columns than before', async () => {
+    await sql`create table widening (id int8)`.execute(unnamed.db);
+    await sql`insert into widening values (1)`.execute(unnamed.db);
+    const db = unnamed.db.withTables<{ widening: { id: number; label?: string } }>();
+    const all = prepare(db, ({ from }: { from: number }) => db.selectFrom('widening').selectAll().where('id', '>=', from));
+    expect(await all({ from: 0 })).toEqual([{ id: 1 }]);
+    await sql`alter table widening add column label text default 'new'`.execute(unnamed.db);
+    expect(await all({ from: 0 })).toEqual([{ id: 1, label: 'new' }]);
+  });
+});
