@@ -12,8 +12,9 @@
 //
 // This leans on three fields of pg's Result (`fields`, `_parsers`,
 // `_prebuiltEmptyResultObject`): test/api/shaped-query.test.ts compares its rows
-// with pg's own for every prepared statement, so a pg upgrade that changes
-// them fails there, not in production.
+// with pg's own, types included, and the API tests on PostgreSQL read every
+// prepared statement through it, so a pg upgrade that changes them fails
+// there, not in production.
 import pg from 'pg';
 
 interface RowShape {
