@@ -6,7 +6,8 @@
 // the call and the clicking one's camera preview is running, as it is for a
 // person looking at it. The same probe (support/realtime-first-frame-probe.js)
 // measures both pages and splits the time into phases.
-//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace]
+//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace] [--chrome-trace=DIR]
+// --chrome-trace: a Chromium performance trace (DevTools' format) of each run, click to first frame, saved in DIR.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,8 @@ const beforeDir = options.get('before');
 const beforeDb = options.get('before-db') ?? 'postgres';
 /** --trace: print every run's timeline, both pages, from the click to the first frame. */
 const trace = options.get('trace') === 'true';
+const chromeTraceDir = options.get('chrome-trace');
+if (chromeTraceDir) fs.mkdirSync(chromeTraceDir, { recursive: true });
 const names = (options.get('targets') ?? 'bare,parley-pg,parley-pglite').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
 const log = (line: string) => process.stderr.write(line + '\n');
@@ -117,8 +120,10 @@ async function measure(target: Target, browser: Browser, run: number): Promise<R
     const { page, other, start } = target.name === 'bare' ? await prepareBare(target, browser, contexts, run) : await prepareParley(target, browser, contexts);
     // Both pages settle (device lists, meters) before the click, as they have for a person looking at the preview.
     await sleep(500);
+    if (chromeTraceDir) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'media', 'webrtc'] });
     await page.click(start);
     await page.waitForFunction(() => (window as unknown as Probe).__probe.firstFrameAt !== null, null, { timeout: 30_000, polling: 50 });
+    if (chromeTraceDir) fs.writeFileSync(path.join(chromeTraceDir, `${target.name}-${run}.json`), await browser.stopTracing());
     const read = () => ({ ...(window as unknown as Probe).__probe });
     const [self, peer] = [await page.evaluate(read), await other.evaluate(read)];
     const clickAt = self.clickAt!;
