@@ -67,7 +67,10 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
 
   it('tells the host on the guest\u2019s tile while the guest is gone, and stops saying it when the guest is back', { timeout: 90_000 }, async () => {
     const { host, guest } = await world.call({ host: 'Dr Lee', guest: 'Patient' });
-    await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('good');
+    // 'good' first is this test's starting point. A new connection's first samples can be 'fair'
+    // (its send estimate starts under 400 kbit/s and ramps up; a loaded machine adds round-trip
+    // spikes): in one CI run (2026-11-26) the host still saw 'fair' after 10 s.
+    await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 25_000 }).toBe('good');
     expect(await host.getByTestId('connection-quality').getAttribute('aria-label')).toMatch(/^Connection to Patient: good, round trip \d+ ms/);
 
     // Down long enough for the host's page to see the guest's media gone.
