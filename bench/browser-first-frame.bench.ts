@@ -6,14 +6,18 @@
 // the call and the clicking one's camera preview is running, as it is for a
 // person looking at it. The same probe (support/realtime-first-frame-probe.js)
 // measures both pages and splits the time into phases.
-//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace] [--chrome-trace=DIR]
+//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace] [--chrome-trace=DIR] [--signaling-delay=MS]
 // --chrome-trace: a Chromium performance trace (DevTools' format) of each run, click to first frame, saved in DIR.
+// --signaling-delay: the pages reach their server through support/delay-proxy.ts,
+// every byte MS later each way (a signaling round trip of 2 × MS, as on a real
+// network); the media between the pages stays on loopback.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS } from '../test/helpers/browser.js';
+import { startDelayProxy, type DelayProxy } from './support/delay-proxy.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
 import { freePort, root, startParley, startProcess, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
@@ -22,6 +26,9 @@ type TargetName = 'bare' | 'parley-pg' | 'parley-pglite' | 'parley-before';
 interface Target {
   name: TargetName;
   server: ServerProcess;
+  /** Where the pages reach the server: the server itself, or the delay proxy in front of it. */
+  pageUrl: string;
+  proxy: DelayProxy | null;
   /** Parley: the Instance API token. */
   token: string;
 }
@@ -53,6 +60,7 @@ const beforeDb = options.get('before-db') ?? 'postgres';
 /** --trace: print every run's timeline, both pages, from the click to the first frame. */
 const trace = options.get('trace') === 'true';
 const chromeTraceDir = options.get('chrome-trace');
+const signalingDelay = Number(options.get('signaling-delay') ?? 0);
 if (chromeTraceDir) fs.mkdirSync(chromeTraceDir, { recursive: true });
 const names = (options.get('targets') ?? 'bare,parley-pg,parley-pglite').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
@@ -84,6 +92,7 @@ async function prepareParley(target: Target, browser: Browser, contexts: Browser
   });
   if (response.status !== 201) throw new Error(`creating a room: ${response.status} ${await response.text()}`);
   const room = (await response.json()) as { host_join_url: string; guest_join_url: string };
+  // Join URLs carry PUBLIC_URL: the proxy's, when there is one.
   const host = await participant(browser, contexts);
   await host.goto(`${room.host_join_url}?name=Host`);
   await host.getByTestId('join-button').click();
@@ -95,7 +104,7 @@ async function prepareParley(target: Target, browser: Browser, contexts: Browser
 }
 
 async function prepareBare(target: Target, browser: Browser, contexts: BrowserContext[], run: number): Promise<{ page: Page; other: Page; start: string }> {
-  const url = `${target.server.url}/?room=run-${run}`;
+  const url = `${target.pageUrl}/?room=run-${run}`;
   const host = await participant(browser, contexts);
   await host.goto(url);
   await host.waitForFunction(() => (window as unknown as Bare).bare?.ready, null, { timeout: 15_000 });
@@ -170,6 +179,7 @@ const targets: Target[] = [];
 let browser: Browser | null = null;
 try {
   for (const name of names) {
+    const proxy = signalingDelay > 0 ? await startDelayProxy(signalingDelay) : null;
     if (name === 'bare') {
       const port = await freePort();
       const server = await startProcess({
@@ -179,7 +189,8 @@ try {
         port,
         readyPath: '/healthz',
       });
-      targets.push({ name, server, token: '' });
+      proxy?.setTarget(port);
+      targets.push({ name, server, pageUrl: proxy?.url ?? server.url, proxy, token: '' });
       continue;
     }
     let env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres!.url };
@@ -189,8 +200,10 @@ try {
       await withClient(postgres!.url, (client) => client.query('create database parley_browser_before'));
       env.DATABASE_URL = postgres!.url.replace(/\/postgres$/, '/parley_browser_before');
     }
+    if (proxy) env.PUBLIC_URL = proxy.url;
     const server = await startParley(env, name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined);
-    targets.push({ name, server, token: server.instanceToken });
+    proxy?.setTarget(Number(new URL(server.url).port));
+    targets.push({ name, server, pageUrl: proxy?.url ?? server.url, proxy, token: server.instanceToken });
   }
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
 
@@ -213,7 +226,7 @@ try {
   const firstFrame = (name: TargetName) => samples.get(name)!.map((m) => m['first-frame']!);
   const refMedian = median(firstFrame(reference));
   console.log(`\n### Browser: Join to first decoded remote frame\n`);
-  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${browser.version()}, ${runs} runs per target (medians), loopback\n`);
+  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${browser.version()}, ${runs} runs per target (medians), loopback${signalingDelay ? `, the pages ${signalingDelay} ms from their server each way (--signaling-delay)` : ''}\n`);
   console.log(markdownTable(
     ['server', 'median ms', `÷ ${reference}`, 'runs (ms, sorted)'],
     targets.map((t) => {
@@ -232,7 +245,10 @@ try {
   console.log(markdownTable(['phase', ...targets.map((t) => t.name)], rows));
 } finally {
   await browser?.close();
-  for (const target of targets) await target.server.stop().catch(() => {});
+  for (const target of targets) {
+    await target.server.stop().catch(() => {});
+    await target.proxy?.close();
+  }
   await postgres?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }

@@ -42,7 +42,13 @@ export type SignalData = { description: { type: string; sdp?: string } } | { can
 // ---- browser -> server ----
 
 export type ClientMessage =
-  | { type: 'join'; requestId: string; joinToken: string; displayName: string; participantToken?: string }
+  /**
+   * `offer` (optional, a new participant's only): the SDP offer of its first
+   * peer connection. The server passes it on as that connection's `signal` to
+   * the peer in the call longest, and `joined.offeredTo` says which: the offer
+   * does not wait for the reply's round trip (docs/signaling.md).
+   */
+  | { type: 'join'; requestId: string; joinToken: string; displayName: string; participantToken?: string; offer?: string }
   | { type: 'signal'; to: string; data: SignalData }
   /** `messageId` (optional, chosen by the page, at most 64 characters) is the same on a retry: a message that arrived late after all shows once. */
   | { type: 'chat'; requestId: string; text: string; messageId?: string }
@@ -103,7 +109,8 @@ export interface CallEntry {
 }
 
 export type ServerMessage =
-  | ({ type: 'joined'; requestId: string } & CallEntry)
+  /** `offeredTo`: the peer the join's `offer` went to, as a `signal` from this participant. */
+  | ({ type: 'joined'; requestId: string; offeredTo?: string } & CallEntry)
   /**
    * The reply to a join through a guest link of a room with a waiting room:
    * nothing of the call, only what resumes the wait after a drop or reload.
@@ -182,13 +189,15 @@ export function parseClientMessage(raw: string): ParseResult {
       if (!isId(value.joinToken)) return bad('joinToken must be the token of a join link');
       if (!isString(value.displayName, MAX_DISPLAY_NAME_LENGTH * 4)) return bad('displayName must be a string');
       if (value.participantToken !== undefined && !isId(value.participantToken)) return bad('participantToken is malformed');
-      const { joinToken, displayName, participantToken } = value;
+      if (value.offer !== undefined && (typeof value.offer !== 'string' || value.offer === '')) return bad('offer must be the SDP of an offer');
+      const { joinToken, displayName, participantToken, offer } = value;
       return needsRequestId((id) => ({
         type: 'join',
         requestId: id,
         joinToken,
         displayName,
         ...(participantToken !== undefined ? { participantToken: participantToken as string } : {}),
+        ...(offer !== undefined ? { offer: offer as string } : {}),
       }));
     }
     case 'signal': {

@@ -16,6 +16,8 @@ let guest: Page;
 let receiver: WebhookReceiver;
 let webhookSecret: string;
 const cspErrors: string[] = [];
+/** The frames the guest's page sent on its signaling connections, parsed. */
+const guestFrames: Record<string, any>[] = [];
 
 beforeAll(async () => {
   // The receiver is on 127.0.0.1.
@@ -32,6 +34,7 @@ beforeAll(async () => {
   });
   host = await world.participant();
   guest = await world.participant();
+  guest.on('websocket', (socket) => socket.on('framesent', ({ payload }) => guestFrames.push(JSON.parse(String(payload)))));
   for (const page of [host, guest]) {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
@@ -86,6 +89,10 @@ describe('a call between a host and a guest', () => {
     }
     expect(h.framesDecoded).toBeGreaterThan(0);
     expect(g.audioPackets).toBeGreaterThan(0);
+    // The guest's one offer rode with its join (signaling.md): no `signal` of its own carried another.
+    expect(guestFrames.filter((f) => f.type === 'join').map((f) => f.offer)).toEqual([expect.stringMatching(/^v=0\r\n/)]);
+    expect(guestFrames.filter((f) => f.type === 'signal' && f.data.description)).toEqual([]);
+    expect(guestFrames.filter((f) => f.type === 'signal' && f.data.candidate).length).toBeGreaterThan(0);
     // Each sees itself in the call: its own picture plays (a paused one stays black).
     for (const page of [host, guest]) {
       await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 5000 }).toBe(true);

@@ -30,6 +30,10 @@ type EndKind = 'left' | ConnectionEnd;
 
 /** The longest the join screen stays after Join when the server has not answered yet. */
 const SHOW_CALL_AFTER_MS = 150;
+/** The longest the call's screen waits, after `joined`, for the first candidates of the newcomer's offers. */
+const SHOW_AFTER_GATHERING_MAX_MS = 100;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface CallOptions {
   root: Element;
@@ -58,6 +62,8 @@ export function startCall(options: CallOptions): void {
     joinToken: options.joinToken,
     displayName: options.name,
     socket: options.socket,
+    // Read when the join leaves, once the mesh below exists.
+    firstOffer: () => mesh.spareOffer(),
     onDown: () => {
       showScreen();
       health.lost();
@@ -228,6 +234,8 @@ export function startCall(options: CallOptions): void {
     settings = joined.settings;
     // The connections first, the screen after: what the others wait for is the offer (bench/README.md, browser).
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
+    /** The new connections' first candidates (Peer.gathered). */
+    let gathering: Promise<void>[] = [];
     if (joined.resumed && mesh.selfId === joined.self.id) {
       // Back after a drop, as the same participant: keep the tiles and connections of those still here.
       peers.keepOnly(joined.peers.map((p) => p.id));
@@ -241,10 +249,11 @@ export function startCall(options: CallOptions): void {
       peers.removeAll();
       mesh.reset(joined.self.id, rtcConfig);
       // The newcomer calls everyone already there; they answer. (A tile added replaces its peer's connection: tile first.)
-      for (const info of joined.peers) {
+      // The first offer may have gone with the join already (offeredTo).
+      gathering = joined.peers.map((info) => {
         peers.add(info);
-        mesh.add(info.id, true);
-      }
+        return mesh.add(info.id, true, info.id === joined.offeredTo).gathered;
+      });
     }
     if (waiting) {
       waiting = false;
@@ -253,7 +262,11 @@ export function startCall(options: CallOptions): void {
     stage.say(joined.resumed ? t('connection.reconnected') : '');
     waitingList.set(joined.waiting);
     self.setName(joined.self.name);
-    showScreen();
+    // The screen's first layout and paint are one long task (25–60 ms on a loaded
+    // laptop, more on a slow phone): before the offers' first candidates are out it
+    // would hold them back, and the other side's checks with them (bench/README.md, browser).
+    if (gathering.length) void Promise.race([Promise.all(gathering), delay(SHOW_AFTER_GATHERING_MAX_MS)]).then(() => ended || showScreen());
+    else showScreen();
     health.rejoined();
     announceMedia();
     await screenShare.announceAgain();

@@ -55,6 +55,14 @@ class Peer {
   private offeredAt = 0;
   private readonly polite: boolean;
   private restartTimer: ReturnType<typeof setInterval> | null = null;
+  /**
+   * Settles once this connection's first candidate is out (or its gathering
+   * ended without one, or it closed). Chromium gathers through several turns
+   * of the page's main thread: a long task there right after the offer holds
+   * back the candidates the other side's checks need (bench/README.md, browser).
+   */
+  readonly gathered: Promise<void>;
+  private markGathered!: () => void;
 
   constructor(
     readonly id: string,
@@ -65,9 +73,13 @@ class Peer {
     pc: RTCPeerConnection | null = null,
   ) {
     this.polite = selfId > id;
+    this.gathered = new Promise((resolve) => (this.markGathered = resolve));
     this.pc = pc ?? new RTCPeerConnection(rtcConfig);
     this.pc.onnegotiationneeded = () => void this.offer();
-    this.pc.onicecandidate = ({ candidate }) => this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
+    this.pc.onicecandidate = ({ candidate }) => {
+      this.markGathered();
+      this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
+    };
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
     this.pc.onconnectionstatechange = () => {
       const state = this.pc.connectionState;
@@ -103,6 +115,7 @@ class Peer {
 
   close(): void {
     if (this.restartTimer) clearInterval(this.restartTimer);
+    this.markGathered();
     this.pc.close();
   }
 
@@ -112,14 +125,15 @@ class Peer {
    * once and applied after: applying it takes a task that may wait behind the
    * page's rendering, and the answer cannot overtake it (setRemoteDescription
    * runs after it on the connection's operations chain, W3C WebRTC 1.0 §4.4.1.2).
+   * `sent`: the prepared offer already went out with the join; it is only applied.
    */
-  async offer(prepared?: Promise<RTCSessionDescriptionInit | null>): Promise<void> {
+  async offer(prepared?: Promise<RTCSessionDescriptionInit | null>, sent = false): Promise<void> {
     try {
       this.makingOffer = true;
       const offer = prepared ? await prepared : null;
       if (offer) {
         this.offeredAt = Date.now();
-        this.events.send(this.id, { description: { type: 'offer', sdp: offer.sdp } });
+        if (!sent) this.events.send(this.id, { description: { type: 'offer', sdp: offer.sdp } });
         try {
           await this.pc.setLocalDescription(offer);
           return;
@@ -165,6 +179,8 @@ export interface SpareConnection {
   pc: RTCPeerConnection;
   /** null when the browser would not make one: the connection then offers as any other. */
   offer: Promise<RTCSessionDescriptionInit | null>;
+  /** The offer once made (null until then). */
+  made: RTCSessionDescriptionInit | null;
 }
 
 /**
@@ -180,7 +196,9 @@ export interface SpareConnection {
 export function prepareConnection(stream: MediaStream): SpareConnection {
   const pc = new RTCPeerConnection();
   for (const track of stream.getTracks()) pc.addTrack(track, stream);
-  return { pc, offer: pc.createOffer().catch(() => null) };
+  const spare: SpareConnection = { pc, offer: pc.createOffer().catch(() => null), made: null };
+  void spare.offer.then((offer) => (spare.made = offer));
+  return spare;
 }
 
 export class Mesh {
@@ -263,20 +281,30 @@ export class Mesh {
   }
 
   /**
-   * The spare connection, configured for the call, when it sends exactly the
-   * tracks a new connection would (a device switched or a screen shared since
-   * it was made: it does not) and has not negotiated; else null (and it is closed).
-   * One with nothing to send is not used: a caller then adds receive-only
-   * transceivers, which its prepared offer lacks.
+   * Whether the spare sends exactly the tracks a new connection would (a
+   * device switched or a screen shared since it was made: it does not) and
+   * has not negotiated. One with nothing to send does not fit: a caller then
+   * adds receive-only transceivers, which its prepared offer lacks.
    */
+  private spareFits(): boolean {
+    const pc = this.spare?.pc;
+    if (!pc) return false;
+    const sent = pc.getSenders().map((sender) => sender.track);
+    return pc.signalingState === 'stable' && !pc.localDescription && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
+  }
+
+  /** The SDP of the offer the next connection would make with the spare, if it is made and fits: for the join to carry. */
+  spareOffer(): string | null {
+    return this.spareFits() ? (this.spare!.made?.sdp ?? null) : null;
+  }
+
+  /** The spare connection, configured for the call, when it fits (spareFits); else null (and it is closed). */
   private takeSpare(): SpareConnection | null {
+    const fits = this.spareFits();
     const spare = this.spare;
     this.spare = null;
     if (!spare) return null;
     const { pc } = spare;
-    const sent = pc.getSenders().map((sender) => sender.track);
-    const fits =
-      pc.signalingState === 'stable' && !pc.localDescription && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
     try {
       // Changing the servers and the transport policy is allowed before gathering starts (W3C WebRTC 1.0, setConfiguration).
       if (fits) {
@@ -290,8 +318,11 @@ export class Mesh {
     return null;
   }
 
-  /** A fresh connection to `id` (an existing one is replaced: the other side starts over too). */
-  add(id: string, initiate = false): Peer {
+  /**
+   * A fresh connection to `id` (an existing one is replaced: the other side starts over too).
+   * `offered`: the server passed the spare's offer on to `id` with our join (joined.offeredTo).
+   */
+  add(id: string, initiate = false, offered = false): Peer {
     this.remove(id);
     // The first connection of the page, calling or answering (a host alone in the room keeps its spare for the first guest).
     const spare = this.takeSpare();
@@ -306,7 +337,7 @@ export class Mesh {
     // The caller offers now rather than in a later task (negotiationneeded): the
     // offer is already on the operations chain when that task runs, so it does not
     // fire again (W3C WebRTC 1.0, "update the negotiation-needed flag").
-    if (initiate) void peer.offer(spare?.offer);
+    if (initiate) void peer.offer(spare?.offer, offered && spare !== null);
     return peer;
   }
 

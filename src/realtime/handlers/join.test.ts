@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { useHubFixture } from '../hub.test-support.js';
+import { parseClientMessage } from '../protocol.js';
 import { connectionClosed } from '../session-handle.js';
 import { handleJoin, MAX_FAILED_JOINS } from './join.js';
 
@@ -64,6 +65,64 @@ describe('join', () => {
     await hub().settle();
     expect(host.connection.all('peer-left')).toEqual([]);
     expect(host.connection.all('peer-joined').map((m) => m.peer.id)).toEqual([first.joined.self.id, first.joined.self.id]);
+  });
+
+  it('passes the offer a new participant sends with its join to the peer there longest, after peer-joined, and says to whom', async () => {
+    const room = await hub().createRoom();
+    const host = await hub().join(room.access_token, 'Host');
+    const guest = await hub().join(room.guest_token, 'Guest');
+    const { session, connection } = hub().connect();
+    await handleJoin(hub().ctx, session, { type: 'join', requestId: 'o1', joinToken: room.guest_token, displayName: 'Third', offer: 'v=0 offer' });
+    await hub().settle();
+    const joined = connection.all('joined')[0]!;
+    expect(joined.offeredTo).toBe(host.joined.self.id);
+    const fromNewcomer = { type: 'signal', from: joined.self.id, data: { description: { type: 'offer', sdp: 'v=0 offer' } } };
+    expect(host.connection.sent.filter((m) => m.type === 'peer-joined' || m.type === 'signal').slice(-2)).toEqual([
+      { type: 'peer-joined', peer: joined.self },
+      fromNewcomer,
+    ]);
+    // Only to that one peer: the others get the newcomer's own offers later.
+    expect(guest.connection.all('signal')).toEqual([]);
+    expect(guest.connection.all('peer-joined')).toEqual([{ type: 'peer-joined', peer: joined.self }]);
+  });
+
+  it.each([[42], [''], [{ sdp: 'v=0' }], [null]])('refuses a join whose offer is %j', (offer) => {
+    expect(parseClientMessage(JSON.stringify({ type: 'join', requestId: 'j', joinToken: 'a'.repeat(43), displayName: 'Pat', offer }))).toMatchObject({
+      ok: false,
+      code: 'bad-request',
+      requestId: 'j',
+    });
+  });
+
+  it('passes no join offer on when nobody is in the call, when the join resumes, or when the newcomer waits', async () => {
+    const alone = await hub().createRoom();
+    const { session, connection } = hub().connect();
+    await handleJoin(hub().ctx, session, { type: 'join', requestId: 'a', joinToken: alone.access_token, displayName: 'Host', offer: 'v=0 a' });
+    expect(connection.all('joined')[0]).not.toHaveProperty('offeredTo');
+
+    const room = await hub().createRoom();
+    const host = await hub().join(room.access_token, 'Host');
+    const guest = await hub().join(room.guest_token, 'Guest');
+    const again = hub().connect();
+    await handleJoin(hub().ctx, again.session, {
+      type: 'join',
+      requestId: 'r',
+      joinToken: room.guest_token,
+      displayName: 'Guest',
+      participantToken: guest.joined.participantToken,
+      offer: 'v=0 r',
+    });
+    expect(again.connection.all('joined')[0]).toMatchObject({ resumed: true });
+    expect(again.connection.all('joined')[0]).not.toHaveProperty('offeredTo');
+
+    const waitingRoom = await hub().createRoom({ enable_waiting_room: true });
+    const waitingHost = await hub().join(waitingRoom.access_token, 'Host');
+    const knocking = hub().connect();
+    await handleJoin(hub().ctx, knocking.session, { type: 'join', requestId: 'w', joinToken: waitingRoom.guest_token, displayName: 'Pat', offer: 'v=0 w' });
+    expect(knocking.connection.all('waiting')).toHaveLength(1);
+    await hub().settle();
+    expect(host.connection.all('signal')).toEqual([]);
+    expect(waitingHost.connection.all('signal')).toEqual([]);
   });
 
   it('records the leave of a join whose socket went away while the database answered, and sends nothing', async () => {

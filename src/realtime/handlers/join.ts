@@ -63,11 +63,16 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant waiting');
     return reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
   }
-  // The reply first: the newcomer's offer waits for it, the others' news and the log line do not.
-  // (The others still hear `peer-joined` before that offer: it is published before any later frame is read.)
+  // An offer sent with a new participant's join goes to the peer in the call
+  // longest (the only one, in a consultation), without waiting for the newcomer
+  // to read this reply and send it: one round trip less before the call.
+  const offeredTo = message.offer !== undefined && !resumed ? joined.peers[0]?.peerId : undefined;
+  // The reply first: the newcomer's other offers wait for it, the others' news and the log line do not.
+  // (The others still hear `peer-joined` before any offer: it is published before any later frame is read.)
   reply(session, {
     type: 'joined',
     requestId: message.requestId,
+    ...(offeredTo ? { offeredTo } : {}),
     participantToken: participant.token,
     self,
     // Read in the join's transaction, after the room's row was locked: no second query before the reply.
@@ -80,5 +85,6 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     resumed,
   });
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
+  if (offeredTo) void ctx.rooms.publish(session, offeredTo, { type: 'signal', from: participant.peerId, data: { description: { type: 'offer', sdp: message.offer } } });
   log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
 }

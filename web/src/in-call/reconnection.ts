@@ -11,7 +11,8 @@ import type { CallEntry, ServerMessage } from '../../../src/realtime/protocol.js
 import { Signaling, signalingUrl } from '../signaling.js';
 import { errorText, t } from '../i18n.js';
 
-export type Joined = CallEntry;
+/** `offeredTo`: in the reply to a join that carried an offer (CallConnectionOptions.firstOffer), the peer it went to. */
+export type Joined = CallEntry & { offeredTo?: string };
 export type Waiting = Extract<ServerMessage, { type: 'waiting' }>;
 export type EndKind = 'closed' | 'deleted' | 'replaced' | 'refused' | 'denied' | 'removed';
 
@@ -20,6 +21,8 @@ export interface CallConnectionOptions {
   displayName: string;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
+  /** The SDP of this page's first offer, sent with a new participant's join (Mesh.spareOffer), or null. */
+  firstOffer(): string | null;
   /** The signaling connection was lost; a new one is on its way. */
   onDown(): void;
   /** The server could not let us in just now (its database restarting): the join is tried again by itself. */
@@ -94,11 +97,14 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
 
   async function join(open: number, attempt = 0) {
     const participantToken = joined?.participantToken ?? waiting?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
+    // Only someone new brings an offer: a resume keeps its connections.
+    const offer = participantToken ? null : options.firstOffer();
     const reply = await signaling.request({
       type: 'join',
       joinToken: options.joinToken,
       displayName: options.displayName,
       ...(participantToken ? { participantToken } : {}),
+      ...(offer ? { offer } : {}),
     });
     if (reply.type === 'waiting') {
       waiting = reply;
