@@ -193,12 +193,16 @@ try {
       targets.push({ name, server, pageUrl: proxy?.url ?? server.url, proxy, token: '' });
       continue;
     }
-    let env: Record<string, string> = name === 'parley-pglite' ? { DATA_DIR: dataDir } : { DATABASE_URL: postgres!.url };
-    if (name === 'parley-before' && beforeDb === 'pglite') {
+    let env: Record<string, string>;
+    if (name === 'parley-pglite') {
+      env = { DATA_DIR: dataDir };
+    } else if (name === 'parley-before' && beforeDb === 'pglite') {
       env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, 'before-')) };
-    } else if (name === 'parley-before') {
+    } else if (name !== 'parley-before') {
+      env = { DATABASE_URL: postgres!.url };
+    } else {
       await withClient(postgres!.url, (client) => client.query('create database parley_browser_before'));
-      env.DATABASE_URL = postgres!.url.replace(/\/postgres$/, '/parley_browser_before');
+      env = { DATABASE_URL: postgres!.url.replace(/\/postgres$/, '/parley_browser_before') };
     }
     if (proxy) env.PUBLIC_URL = proxy.url;
     const server = await startParley(env, name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined);

@@ -185,13 +185,13 @@ export interface SpareConnection {
 
 /**
  * A peer connection sending `stream`, and its offer, made ahead of the call
- * (while the join screen shows): the newcomer's first offer then leaves as
- * soon as the `joined` reply is read, without waiting for the connection's
- * setup (its DTLS certificate, the senders, the offer itself: 10–20 ms of the
- * click to the offer, bench/README.md, browser); a host alone in the room
- * answers the first guest with it. No ICE servers yet and no local
- * description: it gathers nothing and sends nothing until Mesh.add configures
- * it with the `joined` reply's servers.
+ * (while the join screen shows): the newcomer's first offer then leaves with
+ * the `join` itself (Mesh.spareOffer), or as soon as the `joined` reply is
+ * read, without waiting for the connection's setup (its DTLS certificate, the
+ * senders, the offer itself: 10–20 ms of the click to the offer,
+ * bench/README.md, browser); a host alone in the room answers the first guest
+ * with it. No ICE servers yet and no local description: it gathers nothing
+ * until Mesh.add configures it with the `joined` reply's servers.
  */
 export function prepareConnection(stream: MediaStream): SpareConnection {
   const pc = new RTCPeerConnection();
