@@ -91,8 +91,8 @@ async function prepareParley(target: Target, browser: Browser, contexts: Browser
     body: JSON.stringify({ name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() }),
   });
   if (response.status !== 201) throw new Error(`creating a room: ${response.status} ${await response.text()}`);
+  // Its join URLs carry PUBLIC_URL: the delay proxy's, when there is one.
   const room = (await response.json()) as { host_join_url: string; guest_join_url: string };
-  // Join URLs carry PUBLIC_URL: the proxy's, when there is one.
   const host = await participant(browser, contexts);
   await host.goto(`${room.host_join_url}?name=Host`);
   await host.getByTestId('join-button').click();
@@ -196,10 +196,10 @@ try {
     let env: Record<string, string>;
     if (name === 'parley-pglite') {
       env = { DATA_DIR: dataDir };
-    } else if (name === 'parley-before' && beforeDb === 'pglite') {
-      env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, 'before-')) };
-    } else if (name !== 'parley-before') {
+    } else if (name === 'parley-pg') {
       env = { DATABASE_URL: postgres!.url };
+    } else if (beforeDb === 'pglite') {
+      env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, 'before-')) };
     } else {
       await withClient(postgres!.url, (client) => client.query('create database parley_browser_before'));
       env = { DATABASE_URL: postgres!.url.replace(/\/postgres$/, '/parley_browser_before') };
