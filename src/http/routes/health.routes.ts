@@ -22,14 +22,28 @@ export interface ReadinessCheck {
  */
 const CHECK_TIMEOUT_MS = 700;
 
+/**
+ * The bound gives up only after the event loop has read what arrived in the
+ * meantime (setImmediate runs after the poll phase). When this process itself
+ * stalls past the bound (a loaded machine, a long collection), the timer and
+ * the dependency's answer are due together, and timers run first: without the
+ * extra turn a stall of our own would be counted against a dependency that had
+ * answered in time, and take the node out of rotation for nothing.
+ */
 function bounded(check: () => Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
   return Promise.race([
     check(),
     new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS);
+      timer = setTimeout(() => {
+        immediate = setImmediate(() => reject(new Error('timed out')));
+      }, CHECK_TIMEOUT_MS);
     }),
-  ]).finally(() => clearTimeout(timer));
+  ]).finally(() => {
+    clearTimeout(timer);
+    clearImmediate(immediate);
+  });
 }
 
 export const healthRoutes =
