@@ -9,7 +9,7 @@
 import type { Page as ChromiumPage } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callConnectionStates, expectMediaFlowing } from '../helpers/browser.js';
+import { callConnectionStates, connectionPaths, expectMediaFlowing } from '../helpers/browser.js';
 import { FIREFOX_PATH, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
 import { freePort, joinCall, measureRecovery, startNetworkWorld, waitForStall, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
@@ -69,9 +69,10 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
       expect(before).toHaveLength(2);
 
       for (let change = 1; change <= 2; change++) {
+        const paths = await connectionPaths(guest);
         const changedAt = Date.now();
         const address = network!.changeAddress();
-        guestLog.push(`${new Date().toISOString()} test: guest address now ${address}`);
+        guestLog.push(`${new Date().toISOString()} test: guest address now ${address}; the guest's connections were ${paths.join(' | ')}`);
         const banner = guest.waitForSelector(testId('reconnecting'), { visible: true, timeout: 5000 }).then(() => Date.now() - changedAt);
         banner.catch(() => {}); // awaited below
         await waitForStall(guest);
@@ -93,7 +94,8 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
       const pcs = (await callConnectionStates(guest)).length;
       console.log(`Firefox guest: ${pcs} peer connection(s) made over the call`);
     } catch (error) {
-      console.log(`Firefox guest page log:\n${guestLog.join('\n')}`);
+      const now = await Promise.all([connectionPaths(guest), connectionPaths(host)]).catch((e) => [[String(e)], []]);
+      console.log(`Firefox guest page log:\n${guestLog.join('\n')}\nconnections now, guest: ${now[0]!.join(' | ')}; host: ${now[1]!.join(' | ')}`);
       throw error;
     }
   });

@@ -267,6 +267,31 @@ export async function selectedPairs(page: Page): Promise<{ local: string; remote
 }
 
 /**
+ * What carries each open connection's media, for a failing test to print: its
+ * state and its nominated, succeeded candidate pairs as "local -> remote"
+ * (address:port type/protocol). Both engines: Firefox names no selected pair on
+ * the transport, so the pairs are read as they are.
+ */
+export async function connectionPaths(page: AnyPage): Promise<string[]> {
+  return (page as { evaluate(fn: () => Promise<string[]>): Promise<string[]> }).evaluate(async () => {
+    const lines: string[] = [];
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState === 'closed') continue;
+      const stats = await pc.getStats();
+      const byId = new Map<string, any>();
+      stats.forEach((s) => byId.set(s.id, s));
+      const end = (c: any) => (c ? `${c.address ?? c.ip}:${c.port} ${c.candidateType}/${c.protocol}` : '?');
+      const pairs: string[] = [];
+      stats.forEach((s) => {
+        if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') pairs.push(`${end(byId.get(s.localCandidateId))} -> ${end(byId.get(s.remoteCandidateId))}`);
+      });
+      lines.push(`${pc.connectionState} (ice ${pc.iceConnectionState}): ${pairs.join('; ') || 'no nominated pair'}`);
+    }
+    return lines;
+  });
+}
+
+/**
  * Starts watching the page's reconnecting banner (data-testid="reconnecting");
  * the returned function tells whether it has shown since, even for a moment.
  */

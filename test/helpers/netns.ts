@@ -7,6 +7,7 @@
 //   root namespace                       namespace prl-<pid>-<n>
 //   server, host's Chromium              guest's Chromium (chromiumWrapper())
 //   prl<pid>h<n>  10.213.X.1/24  <-veth->  prl<pid>g<n>  10.213.X.2/24, default via .1
+//   (IPv4 only: no link-local IPv6 path that an address change would leave up)
 //
 // Needs root, iproute2 (ip, tc) and nftables (nft). The kernel here has tbf but
 // no netem, so random loss is an nftables rule rather than a qdisc.
@@ -232,6 +233,11 @@ net.createServer((c) => { const u = net.connect(Number(port), '127.0.0.1'); c.pi
     run('ip', 'netns', 'add', ns);
     run('ip', 'link', 'add', hostDev, 'type', 'veth', 'peer', 'name', guestDev);
     run('ip', 'link', 'set', guestDev, 'netns', ns);
+    // IPv4 only, as a phone's network and a server are: with IPv6 on, both ends get a
+    // link-local address that no address change touches, and a path over it would
+    // carry the media through the changes the tests make.
+    fs.writeFileSync(`/proc/sys/net/ipv6/conf/${hostDev}/disable_ipv6`, '1');
+    inNs(ns, 'sh', '-c', `echo 1 > /proc/sys/net/ipv6/conf/${guestDev}/disable_ipv6`);
     run('ip', 'addr', 'add', `${hostAddress}/24`, 'dev', hostDev);
     run('ip', 'link', 'set', hostDev, 'up');
     inNs(ns, 'ip', 'link', 'set', 'lo', 'up');
