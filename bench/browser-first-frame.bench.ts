@@ -17,6 +17,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS } from '../test/helpers/browser.js';
+import { mainThreadTime } from './support/chrome-trace.js';
 import { startDelayProxy, type DelayProxy } from './support/delay-proxy.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
 import { freePort, root, startParley, startProcess, type ServerProcess } from './support/processes.js';
@@ -76,6 +77,9 @@ const PHASES = [
   'answer-received', 'ice-connected', 'other:ice-connected', 'connected', 'track', 'first-frame',
 ];
 
+/** From the Chromium trace (--chrome-trace): the newcomer's main thread, click to first frame. */
+const MAIN_THREAD = ['main:busy', 'main:longestTask', 'main:script', 'main:style', 'main:layout', 'main:paint'];
+
 async function participant(browser: Browser, contexts: BrowserContext[]): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });
   contexts.push(context);
@@ -132,11 +136,14 @@ async function measure(target: Target, browser: Browser, run: number): Promise<R
     if (chromeTraceDir) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'media', 'webrtc'] });
     await page.click(start);
     await page.waitForFunction(() => (window as unknown as Probe).__probe.firstFrameAt !== null, null, { timeout: 30_000, polling: 50 });
-    if (chromeTraceDir) fs.writeFileSync(path.join(chromeTraceDir, `${target.name}-${run}.json`), await browser.stopTracing());
+    const chromeTrace = chromeTraceDir ? (await browser.stopTracing()).toString() : null;
+    if (chromeTrace) fs.writeFileSync(path.join(chromeTraceDir!, `${target.name}-${run}.json`), chromeTrace);
     const read = () => ({ ...(window as unknown as Probe).__probe });
     const [self, peer] = [await page.evaluate(read), await other.evaluate(read)];
     const clickAt = self.clickAt!;
     const phases: Record<string, number> = {};
+    const main = chromeTrace ? mainThreadTime(chromeTrace, self.firstFrameAt! - clickAt) : null;
+    if (main) for (const [name, ms] of Object.entries(main)) phases[`main:${name}`] = ms;
     const collect = (state: ProbeState, prefix: string) => {
       let longtasks = 0;
       for (const event of state.events) {
@@ -222,7 +229,7 @@ try {
       const marks = await measure(target, browser, run);
       samples.set(target.name, [...(samples.get(target.name) ?? []), marks]);
       log(`run ${run + 1} ${target.name.padEnd(13)} first frame after ${fixed(marks['first-frame']!, 0)} ms  ` +
-        [...PHASES, 'longtasks', 'other:longtasks'].filter((p) => p in marks && p !== 'first-frame').map((p) => `${p} ${fixed(marks[p]!, 0)}`).join(', '));
+        [...PHASES, 'longtasks', 'other:longtasks', ...MAIN_THREAD].filter((p) => p in marks && p !== 'first-frame').map((p) => `${p} ${fixed(marks[p]!, 0)}`).join(', '));
     }
   }
 
@@ -238,8 +245,9 @@ try {
       return [t.name, fixed(median(values), 0), fixed(median(values) / refMedian, 2), [...values].sort((a, b) => a - b).map((v) => fixed(v, 0)).join(', ')];
     }),
   ));
-  console.log('\nPhases: median ms after the click (the newcomer\'s page; "other:" the page already in the call), – where a step happened before the click; longtasks: main-thread tasks over 50 ms, total ms:\n');
-  const rows = [...PHASES, 'longtasks', 'other:longtasks'].map((phase) => [
+  console.log('\nPhases: median ms after the click (the newcomer\'s page; "other:" the page already in the call), – where a step happened before the click; longtasks: main-thread tasks over 50 ms, total ms' +
+    (chromeTraceDir ? '; main:*: the newcomer\'s main thread from the click to the first frame, from the Chromium trace (support/chrome-trace.ts), ms' : '') + ':\n');
+  const rows = [...PHASES, 'longtasks', 'other:longtasks', ...(chromeTraceDir ? MAIN_THREAD : [])].map((phase) => [
     phase,
     ...targets.map((t) => {
       const all = samples.get(t.name)!;

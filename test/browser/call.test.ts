@@ -78,6 +78,11 @@ describe('a call between a host and a guest', () => {
     // Each page made its first call connection on the join screen (mesh.ts prepareConnection):
     // the guest offers and the host answers with it, and Join makes no other.
     const made = [await connectionsMade(host), await connectionsMade(guest)];
+    // The preview becomes the guest's own tile, the same element, and never stops playing (local-tile.ts).
+    await guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => {
+      (v as unknown as { preview: boolean }).preview = true;
+      v.addEventListener('pause', () => ((window as unknown as { previewPaused: boolean }).previewPaused = true));
+    });
     await guest.getByTestId('join-button').click();
     await guest.getByTestId('leave-button').waitFor();
     const [h, g] = await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
@@ -97,6 +102,13 @@ describe('a call between a host and a guest', () => {
     for (const page of [host, guest]) {
       await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 5000 }).toBe(true);
     }
+    expect(
+      await guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => ({
+        preview: (v as unknown as { preview?: boolean }).preview === true,
+        inOwnTile: v.closest('.tile.self') !== null,
+        paused: (window as unknown as { previewPaused?: boolean }).previewPaused === true,
+      })),
+    ).toEqual({ preview: true, inOwnTile: true, paused: false });
     await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
     expect(await guest.locator('figcaption').allTextContents()).toContain('Dr. Ada');
     const fetched = await world.api('GET', `/api/rooms/${room.token}`);

@@ -45,13 +45,14 @@ async function main() {
       // No WebRTC here (or not allowed): the join screen works as before, and the call makes its connections itself.
     }
   };
-  const { name, media } = await showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
+  const { name, media, preview } = await showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
   startCall({
     root,
     joinToken: data.joinToken,
     roomName: data.roomName,
     name,
     stream: media.stream,
+    preview,
     socket: warm.take(),
     spare,
     onEnd: ({ kind, joined, returnUrl, message: text, code }) => {

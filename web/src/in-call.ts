@@ -41,6 +41,8 @@ export interface CallOptions {
   roomName: string;
   name: string;
   stream: MediaStream;
+  /** The join screen's camera preview, playing `stream`, for the call's own tile. */
+  preview?: HTMLVideoElement;
   /** A signaling connection opened ahead (warmSocket), if one is usable. */
   socket: WebSocket | null;
   /** A peer connection made ahead for `stream` (mesh.ts prepareConnection), if there is one. */
@@ -101,7 +103,7 @@ export function startCall(options: CallOptions): void {
   signaling.connect(options.socket);
 
   const stage = createStage(options.root, options.roomName);
-  const self = createLocalTile(stage, options.name, stream);
+  const self = createLocalTile(stage, options.name, stream, options.preview);
   /** Which side panel is open: the chat (open from the start on a wide screen), the devices, or none. */
   let panel: 'chat' | 'devices' | null = window.matchMedia('(min-width: 60rem)').matches ? 'chat' : null;
   let unread = 0;
@@ -423,6 +425,7 @@ export function startCall(options: CallOptions): void {
   const showTimer = setTimeout(showScreen, SHOW_CALL_AFTER_MS);
   function showScreen() {
     clearTimeout(showTimer);
+    self.takePreview();
     stage.show();
   }
 }

@@ -10,6 +10,8 @@ import { getLocalMedia, listDevices, stopStream, type DeviceChoice, type LocalMe
 export interface PrejoinResult {
   name: string;
   media: LocalMedia;
+  /** The camera preview, playing `media.stream`: the call's own tile takes it over (in-call/local-tile.ts). */
+  preview: HTMLVideoElement;
 }
 
 export function showPrejoin(
@@ -81,7 +83,7 @@ export function showPrejoin(
           joinButton.textContent = t('join.joining');
           void ready.then(() => {
             unbindMeter();
-            resolve({ name, media });
+            resolve({ name, media, preview: video });
           });
         },
       },
