@@ -78,7 +78,7 @@ const PHASES = [
 ];
 
 /** From the Chromium trace (--chrome-trace): the newcomer's main thread, click to first frame. */
-const MAIN_THREAD = ['main:busy', 'main:longestTask', 'main:script', 'main:style', 'main:layout', 'main:paint'];
+const MAIN_THREAD = ['main:busy', 'main:longestTask', 'main:script', 'main:style', 'main:layout', 'main:paint', 'main:webrtc'];
 
 async function participant(browser: Browser, contexts: BrowserContext[]): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 720 } });

@@ -27,6 +27,8 @@ export interface MainThreadTime {
   script: number;
   /** The longest task, ms. */
   longestTask: number;
+  /** Synchronous calls into WebRTC's signaling thread (its proxies: getParameters, addIceCandidate...), ms. */
+  webrtc: number;
 }
 
 const SCRIPT = new Set(['FunctionCall', 'RunMicrotasks', 'TimerFire', 'EventDispatch', 'FireAnimationFrame']);
@@ -39,7 +41,7 @@ export function mainThreadTime(trace: string, untilMs: number): MainThreadTime |
   if (!click) return null;
   const from = click.ts;
   const to = click.ts + untilMs * 1000;
-  const time: MainThreadTime = { busy: 0, style: 0, layout: 0, paint: 0, script: 0, longestTask: 0 };
+  const time: MainThreadTime = { busy: 0, style: 0, layout: 0, paint: 0, script: 0, longestTask: 0, webrtc: 0 };
   // Complete events of that thread in the window, outermost first where they start together.
   const mine = events
     .filter((e) => e.pid === click.pid && e.tid === click.tid && e.ph === 'X' && e.dur !== undefined && e.ts >= from && e.ts <= to)
@@ -53,6 +55,7 @@ export function mainThreadTime(trace: string, untilMs: number): MainThreadTime |
     } else if (e.name === 'UpdateLayoutTree') time.style += ms;
     else if (e.name === 'Layout') time.layout += ms;
     else if (e.name === 'Paint' || e.name === 'PrePaint') time.paint += ms;
+    else if (/^\w+Proxy::\w+$/.test(e.name)) time.webrtc += ms;
     else if (SCRIPT.has(e.name) && e.ts >= scriptUntil) {
       // Script calls nest (a handler's microtasks, an event inside a call): count the outermost.
       time.script += ms;

@@ -98,6 +98,17 @@ describe('a call between a host and a guest', () => {
     expect(guestFrames.filter((f) => f.type === 'join').map((f) => f.offer)).toEqual([expect.stringMatching(/^v=0\r\n/)]);
     expect(guestFrames.filter((f) => f.type === 'signal' && f.data.description)).toEqual([]);
     expect(guestFrames.filter((f) => f.type === 'signal' && f.data.candidate).length).toBeGreaterThan(0);
+    // The voice before the picture on a thin link (mesh.ts preferAudio), on both sides' call connections.
+    for (const page of [host, guest]) {
+      const priorities = await page.evaluate(() =>
+        (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+          .filter((pc) => pc.__remote)
+          .flatMap((pc) => pc.getSenders().filter((s) => s.track))
+          .map((s) => `${s.track!.kind}: ${s.getParameters().encodings.map((e) => `${e.priority}/${e.networkPriority}`).join(', ')}`)
+          .sort(),
+      );
+      expect(priorities).toEqual(['audio: high/high', 'video: low/low']);
+    }
     // Each sees itself in the call: its own picture plays (a paused one stays black).
     for (const page of [host, guest]) {
       await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 5000 }).toBe(true);

@@ -16,23 +16,38 @@ const RESTART_FAILED_EVERY_MS = 4000;
 /** An offer of ours younger than this may still be answered: a repeated announcement leaves it be. */
 const OFFER_IN_FLIGHT_MS = 1500;
 
+/** Senders whose priority preferAudio has set: it asks nothing more of them. */
+const prioritized = new WeakSet<RTCRtpSender>();
+
 /**
  * On a thin link the voice matters more than the picture: audio senders get
  * the high priority of RTCRtpEncodingParameters (bitrate share and DSCP
  * marking), video the low one, which lets the congestion controller take
- * bitrate from the video first. Once connected, when the encodings exist.
+ * bitrate from the video first. Set ahead on the connection made while the
+ * join screen shows (prepareConnection), where the browser has the encodings
+ * before negotiation (Chromium), else once connected. Ahead, because each
+ * getParameters() is a synchronous call into WebRTC's signaling thread: at
+ * `connected`, while that thread sets the call up, the calls held the page
+ * 3–7 ms just before the first frame (bench/README.md, browser).
  */
 async function preferAudio(pc: RTCPeerConnection): Promise<void> {
   for (const sender of pc.getSenders()) {
-    if (!sender.track) continue;
+    if (!sender.track || prioritized.has(sender)) continue;
     const priority: RTCPriorityType = sender.track.kind === 'audio' ? 'high' : 'low';
     const parameters = sender.getParameters();
-    if (!parameters.encodings?.length || parameters.encodings.every((e) => e.priority === priority)) continue;
-    for (const encoding of parameters.encodings) {
-      encoding.priority = priority;
-      encoding.networkPriority = priority;
+    if (!parameters.encodings?.length) continue;
+    if (!parameters.encodings.every((e) => e.priority === priority && e.networkPriority === priority)) {
+      for (const encoding of parameters.encodings) {
+        encoding.priority = priority;
+        encoding.networkPriority = priority;
+      }
+      const set = await sender.setParameters(parameters).then(
+        () => true,
+        () => false,
+      );
+      if (!set) continue;
     }
-    await sender.setParameters(parameters).catch(() => {});
+    prioritized.add(sender);
   }
 }
 
@@ -196,6 +211,7 @@ export interface SpareConnection {
 export function prepareConnection(stream: MediaStream): SpareConnection {
   const pc = new RTCPeerConnection();
   for (const track of stream.getTracks()) pc.addTrack(track, stream);
+  void preferAudio(pc);
   const spare: SpareConnection = { pc, offer: pc.createOffer().catch(() => null), made: null };
   void spare.offer.then((offer) => (spare.made = offer));
   return spare;
