@@ -20,10 +20,9 @@ export interface LocalTile {
 /**
  * `preview`, the join screen's video element playing `stream`, is moved into
  * the tile rather than replaced: a new element would start a second media
- * player and lay out and paint a new video while the call's first offer is
- * gathering (bench/README.md, browser). It stays where it plays until
- * takePreview(), just before the call's screen replaces the join screen: moved
- * in the same task, it never stops playing.
+ * player at the click, and one's own picture would go black and start over.
+ * It stays where it plays until takePreview(), just before the call's screen
+ * replaces the join screen: moved in the same task, it never stops playing.
  */
 export function createLocalTile(stage: Stage, name: string, stream: MediaStream, preview?: HTMLVideoElement): LocalTile {
   const video = preview ?? h('video', { 'data-testid': 'local-video', autoplay: true, muted: true, playsinline: true });
