@@ -41,11 +41,11 @@ async function preferAudio(pc: RTCPeerConnection): Promise<void> {
         encoding.priority = priority;
         encoding.networkPriority = priority;
       }
-      const set = await sender.setParameters(parameters).then(
-        () => true,
-        () => false,
-      );
-      if (!set) continue;
+      try {
+        await sender.setParameters(parameters);
+      } catch {
+        continue; // Tried again at `connected`.
+      }
     }
     prioritized.add(sender);
   }
