@@ -75,7 +75,7 @@ try {
   log('warm-up');
   for (const target of targets) {
     await clients.join(target, target.participants.slice(0, Math.min(200, participants)), 10);
-    await clients.relaySequential(200);
+    await clients.relaySequential(target, 200);
     await clients.closeAll();
     await waitIdle(target.pid);
   }

@@ -9,6 +9,12 @@
 // would delay one message of thousands and vanish from the p99). Parley runs as `node dist/src/main.js` on PGlite (DATA_DIR) and on
 // PostgreSQL, and `--before=DIR` (an earlier build, bench/README.md) on PGlite:
 // all in one run, the targets' order alternating by repetition.
+//
+// The control: the minimal ws relay (support/realtime-baseline.ts) in a process
+// of its own, with as many participants, measured the same way alone and while
+// each target takes the POST load. The API never touches its event loop, so
+// what the load does to it is what the machine's shared cores do: the best a
+// Parley with signaling off the API's event loop could show on this machine.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
 //        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info]
 import fs from 'node:fs';
@@ -16,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runLoad, startLoad, type LoadResult, type LoadSpec } from './support/load.js';
 import { startBenchPostgres } from './support/postgres.js';
-import { startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
+import { startBaselineTarget, startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
 const options = flags();
@@ -47,6 +53,16 @@ interface Run {
   healthLoaded: LoadResult;
   /** The POST load itself (the one beside the relay). */
   api: LoadResult;
+  /** The control relay, alone and while this target takes the POST load. */
+  controlAlone: RelayResult;
+  controlLoaded: RelayResult;
+}
+
+/** Parley's count of `signal` frames received (GET /metrics): proves a relay went through the target measured. */
+async function signalsCounted(target: RealtimeTarget): Promise<number> {
+  const text = await (await fetch(`${target.origin}/metrics`)).text();
+  const line = /^parley_signaling_messages_total\{type="signal"\} (\d+)/m.exec(text);
+  return line ? Number(line[1]) : 0;
 }
 
 log(`signaling under API load: ${reps} repetitions, ${rooms * 2} participants connected, ${connections} connections POST for ${seconds}s, targets ${names.join(', ')}`);
@@ -54,7 +70,10 @@ const postgres = await startBenchPostgres({ durable: false, log });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-signaling-load-'));
 const targets: RealtimeTarget[] = [];
 const clients = await startClients();
+let control: RealtimeTarget | undefined;
 try {
+  log(`control: the minimal ws relay, ${rooms} rooms`);
+  control = await startBaselineTarget(rooms);
   for (const name of names) {
     log(`${name}: starting, ${rooms} rooms`);
     const env: Record<string, string> = name === 'parley-pg' ? { DATABASE_URL: postgres.url } : { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${name}-`)) };
@@ -75,12 +94,24 @@ try {
   const health = (target: RealtimeTarget, secs: number) =>
     runLoad({ origin: target.origin, method: 'GET', paths: ['/healthz'], token: 'unused', connections: 1, seconds: secs, maxRequests: secs * 100_000 });
 
+  /** Relay through `target`, checked against Parley's own count of what it received. */
+  const relay = async (target: RealtimeTarget, what: string): Promise<RelayResult> => {
+    const before = target === control ? 0 : await signalsCounted(target);
+    const result = await clients.relayLoaded(target, relayRate, seconds - 2 * RAMP);
+    if (result.lost > 0 || result.rateLimited > 0) throw new Error(`${target.name} relay ${what}: ${result.lost} of ${result.sent} messages lost, ${result.rateLimited} rate-limited`);
+    if (target !== control) {
+      const counted = (await signalsCounted(target)) - before;
+      if (counted < result.received) throw new Error(`${target.name} relay ${what}: ${result.received} signals received but the server counted ${counted}`);
+    }
+    return result;
+  };
+
   /** Everyone connected for the whole run: the relay and the heartbeat see all of them. */
-  for (const target of targets) {
+  for (const target of [control, ...targets]) {
     const joined = await clients.join(target, target.participants, 50);
     if (joined.errors > 0) throw new Error(`${target.name}: ${joined.errors} joins failed (${joined.firstError})`);
     log(`${target.name}: ${joined.joined} participants joined; warm-up`);
-    await runLoad(postSpec(target, 2));
+    if (target !== control) await runLoad(postSpec(target, 2));
   }
 
   const runs = new Map<string, Run[]>();
@@ -88,21 +119,22 @@ try {
     const order = rep % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
       await waitIdle(target.pid);
-      const relayAlone = await clients.relayLoaded(relayRate, seconds - 2 * RAMP);
+      const relayAlone = await relay(target, 'alone');
       await waitIdle(target.pid);
       const healthAlone = await health(target, seconds - 2 * RAMP);
       await waitIdle(target.pid);
-      const [api, relayLoaded] = await underLoad(target, () => clients.relayLoaded(relayRate, seconds - 2 * RAMP));
+      const controlAlone = await relay(control, 'alone');
+      await waitIdle(target.pid);
+      const [api, relayLoaded] = await underLoad(target, () => relay(target, 'under load'));
       await waitIdle(target.pid);
       const [, healthLoaded] = await underLoad(target, () => health(target, seconds - 2 * RAMP));
-      for (const [what, relay] of [['alone', relayAlone], ['under load', relayLoaded]] as const) {
-        if (relay.lost > 0 || relay.rateLimited > 0) throw new Error(`${target.name} relay ${what}: ${relay.lost} of ${relay.sent} messages lost, ${relay.rateLimited} rate-limited`);
-      }
-      const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api };
+      await waitIdle(target.pid);
+      const [, controlLoaded] = await underLoad(target, () => relay(control!, `under ${target.name}'s load`));
+      const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api, controlAlone, controlLoaded };
       runs.set(target.name, [...(runs.get(target.name) ?? []), run]);
       log(`rep ${rep + 1} ${target.name.padEnd(13)} relay p99 ${fixed(relayAlone.p99, 2)} alone, ${fixed(relayLoaded.p99, 2)} ms loaded ` +
         `(${relayLoaded.received} msgs); healthz p99 ${fixed(healthAlone.p99, 2)} / ${fixed(healthLoaded.p99, 2)} ms; ` +
-        `POST ${fixed(api.requestsPerSecond, 0)}/s p99 ${fixed(api.p99, 1)} ms`);
+        `POST ${fixed(api.requestsPerSecond, 0)}/s p99 ${fixed(api.p99, 1)} ms; control relay p99 ${fixed(controlAlone.p99, 2)} / ${fixed(controlLoaded.p99, 2)} ms`);
     }
   }
 
@@ -128,8 +160,23 @@ try {
     rows,
   ));
   console.log(`\n(milliseconds; relay: every participant sends ${relayRate} \`signal\`/s to the other of its room, start times spread evenly; send to receipt)`);
+  console.log(`\nThe control (the minimal ws relay in its own process, ${rooms * 2} participants), alone and beside each target's POST load:\n`);
+  console.log(markdownTable(
+    ['load on', 'control p50 alone', 'control p99 alone', 'control p50 loaded', 'control p99 loaded', 'control p99 loaded ÷ alone', "target's ratio ÷ control's"],
+    targets.map((target) => {
+      const all = runs.get(target.name)!;
+      const m = (of: (run: Run) => number) => fixed(median(all.map(of)), 2);
+      const controlRatio = (r: Run) => r.controlLoaded.p99 / r.controlAlone.p99;
+      return [
+        target.name,
+        m((r) => r.controlAlone.p50), m((r) => r.controlAlone.p99), m((r) => r.controlLoaded.p50), m((r) => r.controlLoaded.p99),
+        m(controlRatio), m((r) => r.relayLoaded.p99 / r.relayAlone.p99 / controlRatio(r)),
+      ];
+    }),
+  ));
 } finally {
   clients.stop();
+  await control?.stop().catch(() => {});
   for (const target of targets) await target.stop().catch(() => {});
   await postgres.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });

@@ -77,9 +77,9 @@ export async function measureRelay(
   options: { messages: number; perSocketRate: number; seconds: number },
 ): Promise<{ sequential: RelayResult; loaded: RelayResult }> {
   await waitIdle(target.pid);
-  const sequential = await clients.relaySequential(options.messages);
+  const sequential = await clients.relaySequential(target, options.messages);
   await waitIdle(target.pid);
-  const loaded = await withCpu(target.pid, (r) => r.received, () => clients.relayLoaded(options.perSocketRate, options.seconds));
+  const loaded = await withCpu(target.pid, (r) => r.received, () => clients.relayLoaded(target, options.perSocketRate, options.seconds));
   for (const [mode, result] of [['one at a time', sequential], ['loaded', loaded]] as const) {
     if (result.lost > 0 || result.rateLimited > 0) {
       throw new Error(`${target.name} relay (${mode}): ${result.lost} of ${result.sent} messages lost, ${result.rateLimited} rate-limited`);

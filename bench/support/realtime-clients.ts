@@ -16,6 +16,8 @@ const MAX_RATE_PER_SOCKET = 20;
 
 interface Held {
   socket: WebSocket;
+  /** The server it joined: a relay measures one server's pairs only, whatever else is held. */
+  url: string;
   room: number;
   peerId: string;
 }
@@ -66,7 +68,7 @@ function joinOne(url: string, origin: string, participant: Participant, timeoutM
       clearTimeout(timer);
       socket.off('message', onMessage);
       if (message.type !== 'joined' || !message.self) return fail(new Error(`join refused: ${message.code ?? message.type}`));
-      const h = { socket, room: participant.room, peerId: message.self.id };
+      const h = { socket, url, room: participant.room, peerId: message.self.id };
       held.push(h);
       watch(h);
       resolve(performance.now() - started);
@@ -109,11 +111,18 @@ async function join(command: Extract<ClientCommand, { op: 'join' }>): Promise<Jo
   };
 }
 
-/** Pairs of held participants in the same room. */
-function pairs(): [Held, Held][] {
+/**
+ * Pairs of held participants in the same room of the server at `url`. Room
+ * numbers repeat from one server to the next, so the server is part of the key:
+ * without it, a run holding two servers' participants paired the first
+ * server's and relayed every signal through it, whichever was measured.
+ */
+function pairs(url: string): [Held, Held][] {
   const byRoom = new Map<number, Held[]>();
-  for (const h of held) byRoom.set(h.room, [...(byRoom.get(h.room) ?? []), h]);
-  return [...byRoom.values()].filter((members) => members.length >= 2).map((members) => [members[0]!, members[1]!]);
+  for (const h of held) if (h.url === url) byRoom.set(h.room, [...(byRoom.get(h.room) ?? []), h]);
+  const found = [...byRoom.values()].filter((members) => members.length >= 2).map((members): [Held, Held] => [members[0]!, members[1]!]);
+  if (found.length === 0) throw new Error(`no two participants share a room on ${url}`);
+  return found;
 }
 
 let seq = 0;
@@ -143,8 +152,7 @@ function relayResult(sent: number, seconds: number): RelayResult {
 
 /** One message in flight at a time, each pair in turn (alternating direction): latency without queueing. */
 async function relaySequential(command: Extract<ClientCommand, { op: 'relay-sequential' }>): Promise<RelayResult> {
-  const all = pairs();
-  if (all.length === 0) throw new Error('no two participants share a room');
+  const all = pairs(command.url);
   const started = performance.now();
   let sent = 0;
   for (let k = 0; k < command.messages; k++) {
@@ -168,8 +176,7 @@ async function relaySequential(command: Extract<ClientCommand, { op: 'relay-sequ
 /** Every participant sends to its partner at `perSocketRate` messages/s, start times spread evenly: latency under load. */
 async function relayLoaded(command: Extract<ClientCommand, { op: 'relay-loaded' }>): Promise<RelayResult> {
   if (command.perSocketRate > MAX_RATE_PER_SOCKET) throw new Error(`at most ${MAX_RATE_PER_SOCKET} messages/s per socket`);
-  const all = pairs();
-  if (all.length === 0) throw new Error('no two participants share a room');
+  const all = pairs(command.url);
   const senders = all.flatMap(([a, b]) => [[a, b] as const, [b, a] as const]);
   const period = 1000 / command.perSocketRate;
   const timers: NodeJS.Timeout[] = [];

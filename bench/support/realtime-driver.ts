@@ -17,8 +17,8 @@ export interface Participant {
 
 export type ClientCommand =
   | { op: 'join'; url: string; origin: string; participants: Participant[]; concurrency: number; timeoutMs: number }
-  | { op: 'relay-sequential'; messages: number; timeoutMs: number }
-  | { op: 'relay-loaded'; perSocketRate: number; seconds: number }
+  | { op: 'relay-sequential'; url: string; messages: number; timeoutMs: number }
+  | { op: 'relay-loaded'; url: string; perSocketRate: number; seconds: number }
   | { op: 'close'; timeoutMs: number };
 
 export type ClientReply = { ok: true; result: unknown } | { ok: false; error: string };
@@ -52,8 +52,9 @@ export interface RelayResult {
 
 export interface Clients {
   join(target: RealtimeTarget, participants: Participant[], concurrency: number): Promise<JoinResult>;
-  relaySequential(messages: number): Promise<RelayResult>;
-  relayLoaded(perSocketRate: number, seconds: number): Promise<RelayResult>;
+  /** Between the pairs joined to `target` only. */
+  relaySequential(target: RealtimeTarget, messages: number): Promise<RelayResult>;
+  relayLoaded(target: RealtimeTarget, perSocketRate: number, seconds: number): Promise<RelayResult>;
   closeAll(): Promise<void>;
   stop(): void;
 }
@@ -91,8 +92,10 @@ export async function startClients(): Promise<Clients> {
   return {
     join: (target, participants, concurrency) =>
       call<JoinResult>({ op: 'join', url: target.wsUrl, origin: target.origin, participants, concurrency, timeoutMs: 20_000 }, 120_000 + participants.length * 50),
-    relaySequential: (messages) => call<RelayResult>({ op: 'relay-sequential', messages, timeoutMs: 5000 }, 60_000 + messages * 100),
-    relayLoaded: (perSocketRate, seconds) => call<RelayResult>({ op: 'relay-loaded', perSocketRate, seconds }, (seconds + 40) * 1000),
+    relaySequential: (target, messages) =>
+      call<RelayResult>({ op: 'relay-sequential', url: target.wsUrl, messages, timeoutMs: 5000 }, 60_000 + messages * 100),
+    relayLoaded: (target, perSocketRate, seconds) =>
+      call<RelayResult>({ op: 'relay-loaded', url: target.wsUrl, perSocketRate, seconds }, (seconds + 40) * 1000),
     closeAll: async () => {
       await call({ op: 'close', timeoutMs: 10_000 }, 30_000);
     },
