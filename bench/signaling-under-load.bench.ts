@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad, startLoad, type LoadResult, type LoadSpec } from './support/load.js';
-import { startBenchPostgres } from './support/postgres.js';
+import { startBenchPostgres, withClient } from './support/postgres.js';
 import { startBaselineTarget, startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -36,6 +36,8 @@ const logLevel = options.get('log-level') ?? 'info';
 const beforeDir = options.get('before');
 const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
+/** `--api-concurrency=0,8`: each target again with API_CONCURRENCY set to each value, as targets of their own. */
+const apiConcurrency = options.get('api-concurrency')?.split(',') ?? [];
 const log = (line: string) => process.stderr.write(line + '\n');
 /**
  * What is measured under the load starts RAMP s after its first answer and
@@ -74,10 +76,22 @@ let control: RealtimeTarget | undefined;
 try {
   log(`control: the minimal ws relay, ${rooms} rooms`);
   control = await startBaselineTarget(rooms);
-  for (const name of names) {
+  const variants = names.flatMap((name) => [{ name, limit: undefined as string | undefined }, ...apiConcurrency.map((limit) => ({ name, limit }))]);
+  for (const [i, variant] of variants.entries()) {
+    const name: TargetName = variant.limit === undefined ? variant.name : (`${variant.name} api-concurrency=${variant.limit}` as TargetName);
     log(`${name}: starting, ${rooms} rooms`);
-    const env: Record<string, string> = name === 'parley-pg' ? { DATABASE_URL: postgres.url } : { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${name}-`)) };
-    const entry = name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+    let env: Record<string, string>;
+    if (variant.name === 'parley-pg') {
+      // A database of its own: Parley prints its first token only on an empty one.
+      const url = new URL(postgres.url);
+      url.pathname = `/parley_${i}`;
+      await withClient(postgres.url, (client) => client.query(`create database parley_${i}`));
+      env = { DATABASE_URL: url.href };
+    } else {
+      env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${variant.name}-`)) };
+    }
+    const entry = variant.name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+    if (variant.limit !== undefined) env.API_CONCURRENCY = variant.limit;
     targets.push(await startParleyTarget(name, { ...env, LOG_LEVEL: logLevel }, rooms, entry));
   }
 

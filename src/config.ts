@@ -16,6 +16,13 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   databasePoolSize: number;
+  /**
+   * API requests worked on at once on this node, 0 = no bound; the others wait
+   * their turn (http/hooks/concurrency-gate.ts). Keeps the event loop's turns,
+   * which the call's signaling shares, short under an integrator's burst. By
+   * default the database pool's size: no more requests at work than it serves at once.
+   */
+  apiConcurrency: number;
   /** Named statements for the hottest queries (db/prepared.ts); off for a pooler that cannot keep them. */
   databasePreparedStatements: boolean;
   adminToken: string | null;
@@ -149,13 +156,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (iceTransportPolicy === 'relay' && turnSecret === null && !configuredIce.some((s) => [s.urls].flat().some((u) => /^turns?:/.test(u)))) {
     throw new ConfigError('ICE_TRANSPORT_POLICY', 'is "relay" but no TURN server is configured (TURN_URLS and TURN_SECRET, or ICE_SERVERS)');
   }
+  const databasePoolSize = integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000);
   const config: Config = {
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl,
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    databasePoolSize,
+    apiConcurrency: integer(env, 'API_CONCURRENCY', databasePoolSize, 0, 10_000),
     databasePreparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
     adminToken,
     logLevel: env.LOG_LEVEL || 'info',

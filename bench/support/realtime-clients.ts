@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import type { ClientCommand, ClientReply, JoinResult, Participant, RelayResult } from './realtime-driver.js';
 import { percentile } from './stats.js';
 
-const MAX_SOCKETS = 4000;
+const MAX_SOCKETS = 6000;
 const LIFETIME_MS = 30 * 60_000;
 /** The hub allows ~50 frames/s per connection (docs/signaling.md): the load stays well under it. */
 const MAX_RATE_PER_SOCKET = 20;

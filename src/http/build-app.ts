@@ -8,6 +8,7 @@ import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
+import { concurrencyGate } from './hooks/concurrency-gate.js';
 import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
@@ -114,6 +115,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
 
   app.decorateRequest('principal', null as unknown as Principal);
   await app.register(async (api) => {
+    if (config.apiConcurrency > 0) api.addHook('onRequest', concurrencyGate(config.apiConcurrency));
     // Authentication runs before the body is read: no token, no parsing (401 before 400).
     api.addHook('onRequest', async (request) => {
       request.principal = await services.auth.authenticate(request.headers.authorization);

@@ -1,0 +1,164 @@
+// The API's concurrency gate (src/http/hooks/concurrency-gate.ts): at most
+// `limit` requests are worked on at once, the others start in arrival order,
+// and a client that leaves gives back what it held. Over real HTTP: a slot is
+// released by the response's 'close', which inject() would not exercise.
+import http from 'node:http';
+import net from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { concurrencyGate } from '../../src/http/hooks/concurrency-gate.js';
+import { createTestContext, roomBody } from '../helpers/app.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+
+let app: FastifyInstance;
+afterEach(() => app?.close());
+
+/** An app whose handler for /work/:n holds each request until the test finishes it. */
+async function gatedApp(limit: number, maxWaitMs?: number) {
+  app = Fastify();
+  app.addHook('onRequest', concurrencyGate(limit, maxWaitMs));
+  const started: string[] = [];
+  const finishers = new Map<string, () => void>();
+  let running = 0;
+  let mostAtOnce = 0;
+  app.get<{ Params: { n: string } }>('/work/:n', async (request) => {
+    running++;
+    mostAtOnce = Math.max(mostAtOnce, running);
+    started.push(request.params.n);
+    await new Promise<void>((resolve) => finishers.set(request.params.n, resolve));
+    running--;
+    return { n: request.params.n };
+  });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  /** A request on a connection of its own (no pooling: one may be aborted). */
+  const send = (n: string) => {
+    const request = http.get(`${address}/work/${n}`, { agent: false });
+    let body = '';
+    let retryAfter: string | undefined;
+    const answered = new Promise<number>((resolve, reject) => {
+      request.on('response', (response) => {
+        retryAfter = response.headers['retry-after'];
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => resolve(response.statusCode!));
+      });
+      request.on('error', reject);
+    });
+    return { answered, abort: () => request.destroy(), body: () => JSON.parse(body) as unknown, retryAfter: () => retryAfter };
+  };
+  const finish = (n: string) => finishers.get(n)!();
+  return { send, finish, started, mostAtOnce: () => mostAtOnce };
+}
+
+describe('API concurrency gate', () => {
+  it('works on at most `limit` requests at once and starts the others in arrival order', async () => {
+    const gate = await gatedApp(2);
+    const requests = [];
+    // Spaced, so that they arrive in this order.
+    for (const n of ['a', 'b', 'c', 'd', 'e']) {
+      requests.push(gate.send(n));
+      await sleep(50);
+    }
+    await waitFor(() => gate.started.length === 2);
+    // The three others have arrived and wait: nothing more starts on its own.
+    await sleep(200);
+    expect(gate.started).toEqual(['a', 'b']);
+    for (const n of ['a', 'b', 'c', 'd', 'e']) {
+      await waitFor(() => gate.started.includes(n));
+      gate.finish(n);
+    }
+    expect(await Promise.all(requests.map((r) => r.answered))).toEqual([200, 200, 200, 200, 200]);
+    expect(gate.mostAtOnce()).toBe(2);
+    expect(gate.started).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('a client that leaves while waiting gives up its place, and one that leaves while served gives back its slot', async () => {
+    const gate = await gatedApp(1);
+    const first = gate.send('first');
+    await waitFor(() => gate.started.length === 1);
+    const quitter = gate.send('quitter');
+    await sleep(100);
+    quitter.abort();
+    await quitter.answered.catch(() => {});
+    const next = gate.send('next');
+    await sleep(100);
+    expect(gate.started).toEqual(['first']);
+    gate.finish('first');
+    expect(await first.answered).toBe(200);
+    // The slot went to the next one waiting, not to the one that left.
+    await waitFor(() => gate.started.includes('next'));
+    expect(gate.started).toEqual(['first', 'next']);
+
+    // Served, then gone: its response closes and the slot is free again.
+    next.abort();
+    await next.answered.catch(() => {});
+    const last = gate.send('last');
+    await waitFor(() => gate.started.includes('last'));
+    gate.finish('next');
+    gate.finish('last');
+    expect(await last.answered).toBe(200);
+    expect(gate.mostAtOnce()).toBe(2);
+  });
+
+  it('answers 503 with Retry-After, as for a database that does not answer, to a request that waited too long', async () => {
+    const gate = await gatedApp(1, 300);
+    const first = gate.send('first');
+    await waitFor(() => gate.started.length === 1);
+    const late = gate.send('late');
+    expect(await late.answered).toBe(503);
+    expect(late.retryAfter()).toBe('1');
+    expect(late.body()).toEqual({ error: expect.stringContaining('try again') });
+    gate.finish('first');
+    expect(await first.answered).toBe(200);
+    // Its place is gone with it: the next request starts at once.
+    const next = gate.send('next');
+    await waitFor(() => gate.started.includes('next'));
+    gate.finish('next');
+    expect(await next.answered).toBe(200);
+    expect(gate.started).toEqual(['first', 'next']);
+  });
+});
+
+describe('Parley with API_CONCURRENCY=1', () => {
+  it('holds a second API request while the first is at work, and never /healthz', async () => {
+    const ctx = await createTestContext({ env: { API_CONCURRENCY: '1' } });
+    try {
+      const tenant = await ctx.tenant();
+      const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = new URL(address);
+      // The first request holds the slot: its headers are in, its body is not (the gate is passed before the body is read).
+      const body = JSON.stringify(roomBody());
+      const first = net.connect(Number(port), '127.0.0.1');
+      let firstAnswer = '';
+      first.on('data', (chunk) => (firstAnswer += chunk));
+      first.write(
+        `POST /api/rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.instanceToken}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+      );
+      await sleep(200);
+      let secondStatus = 0;
+      const second = fetch(`${address}/api/rooms`, { headers: { authorization: `Bearer ${tenant.instanceToken}` } }).then((res) => (secondStatus = res.status));
+      await sleep(300);
+      expect(secondStatus).toBe(0);
+      expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      first.write(body);
+      await waitFor(() => firstAnswer.startsWith('HTTP/1.1 201'), 5000, 'the first request answered 201');
+      expect(await second).toBe(200);
+      first.destroy();
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('API_CONCURRENCY', () => {
+  const base = { PUBLIC_URL: 'http://localhost:3000' };
+  it('is a whole number from 0 (no gate) up, by default the database pool size', () => {
+    expect(loadConfig(base).apiConcurrency).toBe(20);
+    expect(loadConfig({ ...base, DATABASE_POOL_SIZE: '7' }).apiConcurrency).toBe(7);
+    expect(loadConfig({ ...base, API_CONCURRENCY: '16' }).apiConcurrency).toBe(16);
+    expect(loadConfig({ ...base, API_CONCURRENCY: '0' }).apiConcurrency).toBe(0);
+    expect(() => loadConfig({ ...base, API_CONCURRENCY: '-1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, API_CONCURRENCY: 'many' })).toThrow(/API_CONCURRENCY/);
+  });
+});
