@@ -119,6 +119,22 @@ describe('the waiting room', () => {
     expect((await apiRoom(room.token)).current_participants).toHaveLength(2);
   });
 
+  it('lets the waiting guest in when the integrator turns the waiting room off', async () => {
+    const room = await world.createRoom({ enable_waiting_room: true });
+    const host = await world.participant();
+    await join(host, room.host_join_url, 'Dr. Ada');
+    const guest = await world.participant({ viewport: { width: 390, height: 844 } });
+    await knock(guest, room.guest_join_url, 'Pat Patient');
+    await host.getByTestId('waiting-participant').waitFor();
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await world.api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).status).toBe(200);
+    await guest.getByTestId('waiting-room').waitFor({ state: 'detached' });
+    await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
+    expect(await host.getByTestId('waiting-participant').count()).toBe(0);
+    expect(await host.title()).not.toMatch(/^\(/);
+    expect(await apiRoom(room.token)).toMatchObject({ status: 'started', waiting_participants: [] });
+  });
+
   it('shows the same list in two tabs of the host link, and either can admit', async () => {
     const room = await world.createRoom({ enable_waiting_room: true });
     const [tabA, tabB] = [await world.participant(), await world.participant()];

@@ -59,6 +59,22 @@ function decided(ctx: HubContext, session: Session, peerId: string, decision: 'a
   ctx.log.info({ room: session.participant?.roomId, peer: peerId, by: session.participant?.peerId }, `participant ${decision}`);
 }
 
+/**
+ * The room's waiting room was turned off (PUT enable_waiting_room: false):
+ * someone waiting on this node is let in as if a host had admitted them, since
+ * nobody is asked any more. The database decides as for a host's admit: a
+ * full call keeps them waiting, for a host to decide.
+ */
+export async function letInOnceOpen(ctx: HubContext, session: Session): Promise<void> {
+  const participant = session.participant;
+  if (!participant || session.state !== 'waiting') return;
+  const outcome = await ctx.participation.admit(participant.roomId, participant.peerId);
+  if (!outcome.ok) return;
+  void ctx.rooms.publish(session, null, { type: 'waiting-ended', peerId: participant.peerId, outcome: 'admitted' }, { toRole: 'host' });
+  ctx.log.info({ room: participant.roomId, peer: participant.peerId }, 'participant admitted: the waiting room was turned off');
+  await enterCall(ctx, session, participant);
+}
+
 /** A host's decision reached the node that holds the participant's connection. */
 export async function receiveDecision(ctx: HubContext, session: Session, decision: HostDecision['decision']): Promise<void> {
   const participant = session.participant;

@@ -7,7 +7,7 @@ import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import type { ClientMessage } from '../protocol.js';
 import { fail, reply, type Session } from '../session.js';
-import { peerInfo } from './host-controls.js';
+import { letInOnceOpen, peerInfo } from './host-controls.js';
 
 /** Unknown join links one connection may try: a browser sends one; more is someone guessing. */
 export const MAX_FAILED_JOINS = 5;
@@ -58,10 +58,13 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
   if (resumed) void ctx.rooms.publish(session, participant.peerId, { type: 'session-replaced' });
   const self = peerInfo(participant);
   if (participant.admission === 'waiting') {
+    reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
+    // Back in a room whose waiting room was turned off while this connection was away: nobody is asked any more.
+    if (!room.enable_waiting_room) return letInOnceOpen(ctx, session);
     // The hosts hear that someone waits (again, after a drop: they keep one entry per id); the call hears nothing.
     void ctx.rooms.publish(session, null, { type: 'participant-waiting', peer: self }, { toRole: 'host' });
     log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant waiting');
-    return reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
+    return;
   }
   // An offer sent with a new participant's join goes to the peer in the call
   // longest (the only one, in a consultation), without waiting for the newcomer

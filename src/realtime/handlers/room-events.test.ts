@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture } from '../hub.test-support.js';
+import { connectionClosed } from '../session-handle.js';
 import { handleRoomEvent } from './room-events.js';
 
 const hub = useHubFixture();
@@ -22,6 +23,59 @@ describe('room-updated', () => {
     expect(host.session.sharing).toBeNull();
     await dispatch(hub().ctx, guest.session, { type: 'chat', requestId: 'c', text: 'still there?' });
     expect(guest.connection.sent.at(-1)).toMatchObject({ type: 'error', code: 'chat-disabled', requestId: 'c' });
+  });
+
+  it('lets in everyone waiting once the waiting room is turned off, and no one while it stays on', async () => {
+    const room = await hub().createRoom({ enable_waiting_room: true });
+    const host = await hub().join(room.access_token, 'Host');
+    const first = await hub().knock(room.guest_token, 'Pat');
+    const second = await hub().knock(room.guest_token, 'Sam');
+    const roomId = host.session.participant!.roomId;
+    const { name, meeting_duration, scheduled_at } = room;
+    const put = (body: Record<string, unknown>) => hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, ...body });
+
+    // Another setting changes: they keep waiting.
+    expect((await put({ enable_waiting_room: true, enable_chat: false })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId });
+    expect([first.session.state, second.session.state]).toEqual(['waiting', 'waiting']);
+    expect(first.connection.all('settings')).toEqual([]);
+
+    expect((await put({ enable_waiting_room: false })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId });
+    await hub().settle();
+    for (const guest of [first, second]) {
+      expect(guest.session.state).toBe('joined');
+      const [admitted] = guest.connection.all('admitted');
+      expect(admitted).toMatchObject({ participantToken: guest.waiting.participantToken, self: guest.waiting.self, resumed: false });
+      expect(admitted!.peers.map((p) => p.id)).toContain(host.joined.self.id);
+    }
+    // The one let in second sees the first in the call.
+    expect(second.connection.all('admitted')[0]!.peers.map((p) => p.id)).toContain(first.waiting.self.id);
+    expect(host.connection.all('waiting-ended')).toEqual([
+      { type: 'waiting-ended', peerId: first.waiting.self.id, outcome: 'admitted' },
+      { type: 'waiting-ended', peerId: second.waiting.self.id, outcome: 'admitted' },
+    ]);
+    expect(host.connection.all('peer-joined').map((m) => m.peer.id)).toEqual([first.waiting.self.id, second.waiting.self.id]);
+    const api = await hub().getRoom(room.token);
+    expect(api.waiting_participants).toEqual([]);
+    expect(api.current_participants).toEqual(expect.arrayContaining([first.waiting.participantToken, second.waiting.participantToken]));
+  });
+
+  it('lets in someone who comes back to wait after the waiting room was turned off', async () => {
+    const room = await hub().createRoom({ enable_waiting_room: true });
+    const host = await hub().join(room.access_token, 'Host');
+    const guest = await hub().knock(room.guest_token, 'Pat');
+    connectionClosed(hub().ctx, guest.session);
+    await hub().settle();
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
+    const back = await hub().tryJoin(room.guest_token, 'Pat', guest.waiting.participantToken);
+    await hub().settle();
+    expect(back.connection.sent.map((m) => m.type)).toEqual(['waiting', 'admitted']);
+    expect(back.session.state).toBe('joined');
+    expect(host.connection.all('peer-joined').map((m) => m.peer.id)).toEqual([guest.waiting.self.id]);
+    expect((await hub().getRoom(room.token)).waiting_participants).toEqual([]);
   });
 
   it('sends nothing to the calls of other rooms', async () => {

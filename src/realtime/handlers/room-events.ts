@@ -1,9 +1,11 @@
 // What the API did to a room (RoomEventBus), applied to the calls on this
-// node: new settings reach the participants, a closed or deleted room ejects them.
+// node: new settings reach the participants (a waiting room turned off lets in
+// those waiting), a closed or deleted room ejects them.
 import type { RoomEvent } from '../buses/room-event-bus.js';
 import { settingsOf } from '../../domain/participation/participation.service.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
+import { letInOnceOpen } from './host-controls.js';
 import { stopSharing } from './relay.js';
 
 export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promise<void> {
@@ -11,7 +13,11 @@ export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promis
   return ejectEveryone(ctx, event.roomId, event.type === 'room-closed' ? 'closed' : 'deleted');
 }
 
-/** Reads the room's settings again, sends them to its participants here, stops screen shares no longer allowed. */
+/**
+ * Reads the room's settings again, sends them to its participants here, stops
+ * screen shares no longer allowed, and lets in whoever waits here once the
+ * waiting room is off (one after the other: each admission checks the call's size).
+ */
 async function applySettings(ctx: HubContext, roomId: number): Promise<void> {
   const room = ctx.rooms.get(roomId);
   if (!room) return;
@@ -22,6 +28,9 @@ async function applySettings(ctx: HubContext, roomId: number): Promise<void> {
   for (const session of joined) session.connection.send({ type: 'settings', settings: room.settings });
   for (const session of joined) {
     if (!room.settings.screenshare) stopSharing(ctx, session, session.participant!.peerId);
+  }
+  if (!row.enable_waiting_room) {
+    for (const session of [...room.sessions].filter((s) => s.state === 'waiting')) await letInOnceOpen(ctx, session);
   }
 }
 
