@@ -30,6 +30,21 @@ describe('connection quality', () => {
     expect(second.level).toBe('poor');
   });
 
+  it('counts a low send estimate only when it holds our video back, and not while it ramps up', () => {
+    const pair = { id: 'P', type: 'candidate-pair', currentRoundTripTime: 0.03, availableOutgoingBitrate: 300_000 };
+    const video = (reason: string) => ({ id: 'V', type: 'outbound-rtp', kind: 'video', qualityLimitationReason: reason });
+    const at = (extra: Record<string, unknown>[], options?: { rampingUp: boolean }) =>
+      sample(report({ id: 'T', type: 'transport', selectedCandidatePairId: 'P' }, pair, ...extra), { received: 0, lost: 0 }, options);
+    expect(at([video('bandwidth')])).toMatchObject({ level: 'fair', sendKbps: 300 });
+    // The encoder is held back by the CPU, or not at all: the link is not the limit.
+    expect(at([video('cpu')])).toMatchObject({ level: 'good', sendKbps: 300 });
+    expect(at([video('none')])).toMatchObject({ level: 'good', sendKbps: 300 });
+    // No video sent (camera off): the estimate never climbs, and says nothing.
+    expect(at([])).toMatchObject({ level: 'good', sendKbps: 300 });
+    // Just connected: the estimate has not climbed yet.
+    expect(at([video('bandwidth')], { rampingUp: true })).toMatchObject({ level: 'good', sendKbps: 300 });
+  });
+
   it('reads Firefox\u2019s pair, which says itself that it is selected, and has no send estimate', () => {
     const q = sample(
       report(

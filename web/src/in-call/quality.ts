@@ -20,6 +20,12 @@ export interface Quality {
 }
 
 export const QUALITY_EVERY_MS = 2000;
+/**
+ * A new connection's send estimate starts low (Chromium: 300 kbit/s) and
+ * climbs as the congestion controller probes; for this long after it
+ * connects, the estimate says nothing about the link.
+ */
+export const RAMP_UP_MS = 5000;
 
 interface Totals {
   received: number;
@@ -33,11 +39,18 @@ export function classify(rttMs: number | null, loss: number | null, sendKbps: nu
   return 'good';
 }
 
-/** Reads one sample from a report; `previous` holds the packet totals of the last one (updated in place). */
-export function sample(report: RTCStatsReport, previous: Totals): Quality {
+/**
+ * Reads one sample from a report; `previous` holds the packet totals of the
+ * last one (updated in place). The send estimate counts against the level only
+ * when it is what holds our video back (the encoder says `bandwidth`), and
+ * not while it is still ramping up: a low estimate on a connection that sends
+ * only what it has (camera off, a busy CPU) or has just started is no weak link.
+ */
+export function sample(report: RTCStatsReport, previous: Totals, { rampingUp = false } = {}): Quality {
   let pair: Record<string, any> | undefined;
   let received = 0;
   let lost = 0;
+  let videoHeldBackByBandwidth = false;
   let remoteRtt: number | null = null;
   const all = new Map<string, Record<string, any>>();
   report.forEach((s: Record<string, any>) => all.set(s.id, s));
@@ -48,6 +61,7 @@ export function sample(report: RTCStatsReport, previous: Totals): Quality {
       lost += Math.max(0, s.packetsLost ?? 0);
     }
     if (s.type === 'remote-inbound-rtp' && typeof s.roundTripTime === 'number') remoteRtt = s.roundTripTime;
+    if (s.type === 'outbound-rtp' && s.kind === 'video' && s.qualityLimitationReason === 'bandwidth') videoHeldBackByBandwidth = true;
   }
   // Firefox has no transport stats: its selected pair says so itself.
   pair ??= [...all.values()].find((s) => s.type === 'candidate-pair' && (s.selected || (s.nominated && s.state === 'succeeded')));
@@ -60,7 +74,8 @@ export function sample(report: RTCStatsReport, previous: Totals): Quality {
   const sendKbps = typeof pair?.availableOutgoingBitrate === 'number' ? Math.round(pair.availableOutgoingBitrate / 1000) : null;
   const local = pair?.localCandidateId ? all.get(pair.localCandidateId) : undefined;
   const relayed = typeof local?.candidateType === 'string' ? local.candidateType === 'relay' : null;
-  return { level: classify(rttMs, loss, sendKbps), rttMs, loss, sendKbps, relayed };
+  const limitingKbps = videoHeldBackByBandwidth && !rampingUp ? sendKbps : null;
+  return { level: classify(rttMs, loss, limitingKbps), rttMs, loss, sendKbps, relayed };
 }
 
 /**
@@ -68,15 +83,16 @@ export function sample(report: RTCStatsReport, previous: Totals): Quality {
  * and reports each peer's quality. Returns a stop function.
  */
 export function watchQuality(connections: () => [string, RTCPeerConnection][], report: (peerId: string, quality: Quality) => void): () => void {
-  const totals = new WeakMap<RTCPeerConnection, Totals>();
+  const totals = new WeakMap<RTCPeerConnection, Totals & { connectedAt: number }>();
   const timer = setInterval(() => {
     for (const [peerId, pc] of connections()) {
       if (pc.connectionState !== 'connected') continue;
       let previous = totals.get(pc);
-      if (!previous) totals.set(pc, (previous = { received: 0, lost: 0 }));
+      if (!previous) totals.set(pc, (previous = { received: 0, lost: 0, connectedAt: performance.now() }));
       const totalsOfPc = previous;
+      const rampingUp = performance.now() - previous.connectedAt < RAMP_UP_MS;
       pc.getStats()
-        .then((stats) => report(peerId, sample(stats, totalsOfPc)))
+        .then((stats) => report(peerId, sample(stats, totalsOfPc, { rampingUp })))
         .catch(() => {});
     }
   }, QUALITY_EVERY_MS);
