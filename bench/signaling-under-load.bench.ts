@@ -16,7 +16,7 @@
 // what the load does to it is what the machine's shared cores do: the best a
 // Parley with signaling off the API's event loop could show on this machine.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
-//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info]
+//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info] [--api-concurrency=0,8]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

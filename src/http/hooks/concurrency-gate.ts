@@ -4,8 +4,8 @@
 // runs the callbacks of every request ready then, and a signaling frame read
 // in that turn waits for all of them. With 100 connections of an integrator's
 // burst in flight on PostgreSQL, a turn took 12 ms and a relayed signal
-// waited 25 ms (medians); bounded at the database pool's size, 11 ms, for 0 to
-// 5 % fewer creates a second (docs/design.md#api-load-and-the-calls).
+// waited 25 ms (medians); bounded at the database pool's size, 10–11 ms, for
+// 0–12 % fewer creates a second (docs/design.md#api-load-and-the-calls).
 //
 // A request that waits longer than `maxWaitMs` gets the answer a database that
 // does not answer gives (503, Retry-After): the pool's own wait for a
