@@ -40,6 +40,11 @@ function fieldErrorsOf(error: FastifyError): FieldError[] | null {
   }
 }
 
+/** 503 with Retry-After: the database did not answer in time, or the API gate did not start the request in time. */
+export function serviceUnavailable(reply: FastifyReply) {
+  return reply.status(503).header('Retry-After', '1').send({ error: 'Service temporarily unavailable, try again shortly' });
+}
+
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ValidationError) return reply.status(400).send(error.errors);
   const fieldErrors = fieldErrorsOf(error);
@@ -55,7 +60,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
   if (error instanceof UnprocessableError) return reply.status(422).send({ error: error.message });
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ code: (error as { code?: string }).code }, 'database unavailable');
-    return reply.status(503).header('Retry-After', '1').send({ error: 'Service temporarily unavailable, try again shortly' });
+    return serviceUnavailable(reply);
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {

@@ -12,6 +12,7 @@
 // connection is bounded the same way, and a request queued here must not
 // outlast one queued there.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { serviceUnavailable } from '../error-handler.js';
 
 export function concurrencyGate(limit: number, maxWaitMs = 5000) {
   let active = 0;
@@ -47,7 +48,7 @@ export function concurrencyGate(limit: number, maxWaitMs = 5000) {
     const timer = setTimeout(() => {
       leave();
       request.log.warn({ waitedMs: maxWaitMs, limit }, 'API request not started in time: the node is saturated');
-      void reply.status(503).header('Retry-After', '1').send({ error: 'Service temporarily unavailable, try again shortly' });
+      void serviceUnavailable(reply);
     }, maxWaitMs);
     waiting.add(start);
     reply.raw.once('close', leave);

@@ -63,16 +63,17 @@ function decided(ctx: HubContext, session: Session, peerId: string, decision: 'a
  * The room's waiting room was turned off (PUT enable_waiting_room: false):
  * someone waiting on this node is let in as if a host had admitted them, since
  * nobody is asked any more. The database decides as for a host's admit: a
- * full call keeps them waiting, for a host to decide.
+ * full call keeps them waiting, for a host to decide. Whether it let them in.
  */
-export async function letInOnceOpen(ctx: HubContext, session: Session): Promise<void> {
+export async function letInOnceOpen(ctx: HubContext, session: Session): Promise<boolean> {
   const participant = session.participant;
-  if (!participant || session.state !== 'waiting') return;
+  if (!participant || session.state !== 'waiting') return false;
   const outcome = await ctx.participation.admit(participant.roomId, participant.peerId);
-  if (!outcome.ok) return;
+  if (!outcome.ok) return false;
   void ctx.rooms.publish(session, null, { type: 'waiting-ended', peerId: participant.peerId, outcome: 'admitted' }, { toRole: 'host' });
   ctx.log.info({ room: participant.roomId, peer: participant.peerId }, 'participant admitted: the waiting room was turned off');
   await enterCall(ctx, session, participant);
+  return true;
 }
 
 /** A host's decision reached the node that holds the participant's connection. */

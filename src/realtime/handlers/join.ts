@@ -59,8 +59,9 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
   const self = peerInfo(participant);
   if (participant.admission === 'waiting') {
     reply(session, { type: 'waiting', requestId: message.requestId, participantToken: participant.token, self, returnUrl: returnUrlOf(room, participant.role) });
-    // Back in a room whose waiting room was turned off while this connection was away: nobody is asked any more.
-    if (!room.enable_waiting_room) return letInOnceOpen(ctx, session);
+    // Back in a room whose waiting room was turned off while this connection was away: nobody is asked any more
+    // (unless the call is full: then it waits, listed to the hosts, as below).
+    if (!room.enable_waiting_room && (await letInOnceOpen(ctx, session))) return;
     // The hosts hear that someone waits (again, after a drop: they keep one entry per id); the call hears nothing.
     void ctx.rooms.publish(session, null, { type: 'participant-waiting', peer: self }, { toRole: 'host' });
     log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant waiting');

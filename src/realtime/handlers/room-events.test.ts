@@ -78,6 +78,26 @@ describe('room-updated', () => {
     expect((await hub().getRoom(room.token)).waiting_participants).toEqual([]);
   });
 
+  it('keeps someone coming back to a full call waiting, and lists it to the hosts again', async () => {
+    const room = await hub().createRoom({ enable_waiting_room: true });
+    const host = await hub().join(room.access_token, 'Host');
+    const guest = await hub().knock(room.guest_token, 'Pat');
+    connectionClosed(hub().ctx, guest.session);
+    await hub().settle();
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
+    // The call fills up meanwhile: the host and 7 guests.
+    for (let i = 0; i < 7; i++) await hub().join(room.guest_token, `Guest ${i}`);
+    const listedBefore = host.connection.all('participant-waiting').length;
+    const back = await hub().tryJoin(room.guest_token, 'Pat', guest.waiting.participantToken);
+    await hub().settle();
+    expect(back.connection.sent.map((m) => m.type)).toEqual(['waiting']);
+    expect(back.session.state).toBe('waiting');
+    expect(host.connection.all('participant-waiting').slice(listedBefore)).toEqual([{ type: 'participant-waiting', peer: guest.waiting.self }]);
+    expect((await hub().getRoom(room.token)).waiting_participants).toEqual([guest.waiting.participantToken]);
+  });
+
   it('sends nothing to the calls of other rooms', async () => {
     const room = await hub().createRoom();
     const other = await hub().join((await hub().createRoom()).guest_token, 'Elsewhere');

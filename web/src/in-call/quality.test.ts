@@ -39,7 +39,7 @@ describe('connection quality', () => {
     // The encoder is held back by the CPU, or not at all: the link is not the limit.
     expect(at([video('cpu')])).toMatchObject({ level: 'good', sendKbps: 300 });
     expect(at([video('none')])).toMatchObject({ level: 'good', sendKbps: 300 });
-    // No video sent (camera off): the estimate never climbs, and says nothing.
+    // No video sent (camera off): the estimate has nothing to climb on, and says nothing of the link.
     expect(at([])).toMatchObject({ level: 'good', sendKbps: 300 });
     // Just connected: the estimate has not climbed yet.
     expect(at([video('bandwidth')], { rampingUp: true })).toMatchObject({ level: 'good', sendKbps: 300 });
