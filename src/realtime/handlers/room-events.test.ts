@@ -8,6 +8,19 @@ import { handleRoomEvent } from './room-events.js';
 
 const hub = useHubFixture();
 
+/** A guest waits with a host in the call, drops, and the waiting room is turned off while it is away. */
+async function waitingGuestAwayWhenOpened() {
+  const room = await hub().createRoom({ enable_waiting_room: true });
+  const host = await hub().join(room.access_token, 'Host');
+  const guest = await hub().knock(room.guest_token, 'Pat');
+  connectionClosed(hub().ctx, guest.session);
+  await hub().settle();
+  const { name, meeting_duration, scheduled_at } = room;
+  expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).statusCode).toBe(200);
+  await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
+  return { room, host, guest };
+}
+
 describe('room-updated', () => {
   it('sends the new settings to everyone, enforces them from then on, and stops a share no longer allowed', async () => {
     const { room, host, guest } = await hub().hostAndGuest();
@@ -62,14 +75,7 @@ describe('room-updated', () => {
   });
 
   it('lets in someone who comes back to wait after the waiting room was turned off', async () => {
-    const room = await hub().createRoom({ enable_waiting_room: true });
-    const host = await hub().join(room.access_token, 'Host');
-    const guest = await hub().knock(room.guest_token, 'Pat');
-    connectionClosed(hub().ctx, guest.session);
-    await hub().settle();
-    const { name, meeting_duration, scheduled_at } = room;
-    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).statusCode).toBe(200);
-    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
+    const { room, host, guest } = await waitingGuestAwayWhenOpened();
     const back = await hub().tryJoin(room.guest_token, 'Pat', guest.waiting.participantToken);
     await hub().settle();
     expect(back.connection.sent.map((m) => m.type)).toEqual(['waiting', 'admitted']);
@@ -79,14 +85,7 @@ describe('room-updated', () => {
   });
 
   it('keeps someone coming back to a full call waiting, and lists it to the hosts again', async () => {
-    const room = await hub().createRoom({ enable_waiting_room: true });
-    const host = await hub().join(room.access_token, 'Host');
-    const guest = await hub().knock(room.guest_token, 'Pat');
-    connectionClosed(hub().ctx, guest.session);
-    await hub().settle();
-    const { name, meeting_duration, scheduled_at } = room;
-    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_waiting_room: false })).statusCode).toBe(200);
-    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
+    const { room, host, guest } = await waitingGuestAwayWhenOpened();
     // The call fills up meanwhile: the host and 7 guests.
     for (let i = 0; i < 7; i++) await hub().join(room.guest_token, `Guest ${i}`);
     const listedBefore = host.connection.all('participant-waiting').length;
