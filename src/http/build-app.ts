@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
+import { callsFirst } from './calls-first.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
 import { concurrencyGate } from './hooks/concurrency-gate.js';
@@ -115,7 +116,19 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
 
   app.decorateRequest('principal', null as unknown as Principal);
   await app.register(async (api) => {
-    if (config.apiConcurrency > 0) api.addHook('onRequest', concurrencyGate(config.apiConcurrency));
+    if (config.apiConcurrency > 0) {
+      const gate = concurrencyGate(config.apiConcurrency);
+      api.addHook('onRequest', gate.hook);
+      const limiter = callsFirst({
+        gate,
+        max: config.apiConcurrency,
+        // Joined, waiting to be let in, or on the join screen: anyone on this node's signaling.
+        callsConnected: () => services.metrics.connectionsOpen() > 0,
+        observe: (limit, waiting) => services.metrics.apiConcurrency(limit, waiting),
+      });
+      limiter.start();
+      app.addHook('onClose', async () => limiter.stop());
+    }
     // Authentication runs before the body is read: no token, no parsing (401 before 400).
     api.addHook('onRequest', async (request) => {
       request.principal = await services.auth.authenticate(request.headers.authorization);

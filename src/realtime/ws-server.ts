@@ -45,7 +45,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       reconnectGraceMs: config.reconnectGraceSeconds * 1000,
       observe: {
         message: (type) => services.metrics.signalingMessages.inc({ type }),
-        connections: (delta) => services.metrics.localConnections.inc(delta),
+        connections: (delta) => services.metrics.connectionsChanged(delta),
       },
     });
     onHub?.(hub);

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { concurrencyGate } from '../../src/http/hooks/concurrency-gate.js';
 import { createTestContext, roomBody } from '../helpers/app.js';
+import { startRealtimeServer } from '../helpers/realtime-server.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 let app: FastifyInstance;
@@ -17,7 +18,8 @@ afterEach(() => app?.close());
 /** An app whose handler for /work/:n holds each request until the test finishes it. */
 async function gatedApp(limit: number, maxWaitMs?: number) {
   app = Fastify();
-  app.addHook('onRequest', concurrencyGate(limit, maxWaitMs));
+  const gate = concurrencyGate(limit, maxWaitMs);
+  app.addHook('onRequest', gate.hook);
   const started: string[] = [];
   const finishers = new Map<string, () => void>();
   let running = 0;
@@ -47,7 +49,7 @@ async function gatedApp(limit: number, maxWaitMs?: number) {
     return { answered, abort: () => request.destroy(), body: () => JSON.parse(body) as unknown, retryAfter: () => retryAfter };
   };
   const finish = (n: string) => finishers.get(n)!();
-  return { send, finish, started, mostAtOnce: () => mostAtOnce };
+  return { send, finish, started, mostAtOnce: () => mostAtOnce, gate };
 }
 
 describe('API concurrency gate', () => {
@@ -100,6 +102,37 @@ describe('API concurrency gate', () => {
     expect(gate.mostAtOnce()).toBe(2);
   });
 
+  it('a higher limit starts those waiting at once, in order; a lower one takes effect as requests finish', async () => {
+    const gate = await gatedApp(1);
+    const requests = [];
+    for (const n of ['a', 'b', 'c', 'd']) {
+      requests.push(gate.send(n));
+      await sleep(50);
+    }
+    await waitFor(() => gate.started.length === 1);
+    await waitFor(() => gate.gate.waiting() === 3);
+    gate.gate.setLimit(3);
+    await waitFor(() => gate.started.length === 3);
+    expect(gate.started).toEqual(['a', 'b', 'c']);
+    expect(gate.gate.waiting()).toBe(1);
+
+    // Down to 1 with three at work: nothing is cut short, and 'd' starts only once two of them are done.
+    gate.gate.setLimit(1);
+    gate.finish('a');
+    expect(await requests[0]!.answered).toBe(200);
+    await sleep(100);
+    expect(gate.started).toEqual(['a', 'b', 'c']);
+    gate.finish('b');
+    expect(await requests[1]!.answered).toBe(200);
+    await sleep(100);
+    expect(gate.started).toEqual(['a', 'b', 'c']);
+    gate.finish('c');
+    await waitFor(() => gate.started.includes('d'));
+    gate.finish('d');
+    expect(await Promise.all(requests.map((r) => r.answered))).toEqual([200, 200, 200, 200]);
+    expect(gate.mostAtOnce()).toBe(3);
+  });
+
   it('answers 503 with Retry-After, as for a database that does not answer, to a request that waited too long', async () => {
     const gate = await gatedApp(1, 300);
     const first = gate.send('first');
@@ -147,6 +180,38 @@ describe('Parley with API_CONCURRENCY=1', () => {
       first.destroy();
     } finally {
       await ctx.close();
+    }
+  });
+});
+
+/** Holds the event loop in turns of `turnMs` for `forMs`: what a node saturated by API callbacks looks like to the calls. */
+async function holdTurns(forMs: number, turnMs = 15) {
+  const until = Date.now() + forMs;
+  while (Date.now() < until) {
+    const held = Date.now() + turnMs;
+    while (Date.now() < held);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('Parley: calls first (src/http/calls-first.ts)', () => {
+  it('lowers the API limit while someone is connected and the turns run long, and gives it back once they leave', async () => {
+    const server = await startRealtimeServer({ API_CONCURRENCY: '20' });
+    try {
+      const limit = async () => Number(/^parley_api_concurrency_limit (\d+)$/m.exec((await server.app.inject('/metrics')).body)?.[1]);
+      // Nobody on the signaling: long turns take nothing from the API.
+      await holdTurns(1000);
+      expect(await limit()).toBe(20);
+
+      const client = await server.connect();
+      await waitFor(() => server.services.metrics.connectionsOpen() === 1);
+      await holdTurns(2000);
+      expect(await limit()).toBeLessThanOrEqual(8);
+
+      client.terminate();
+      await waitFor(async () => (await limit()) === 20, 5000, 'the limit back at API_CONCURRENCY');
+    } finally {
+      await server.close();
     }
   });
 });

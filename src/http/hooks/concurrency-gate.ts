@@ -6,6 +6,8 @@
 // burst in flight on PostgreSQL, a turn took 12 ms and a relayed signal
 // waited 25 ms (medians); bounded at the database pool's size, 10–11 ms, for
 // 0–12 % fewer creates a second (docs/design.md#api-load-and-the-calls).
+// While calls are connected, calls-first.ts lowers the limit further when the
+// turns are still long, and raises it back as they shorten.
 //
 // A request that waits longer than `maxWaitMs` gets the answer a database that
 // does not answer gives (503, Retry-After): the pool's own wait for a
@@ -14,43 +16,65 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { serviceUnavailable } from '../error-handler.js';
 
-export function concurrencyGate(limit: number, maxWaitMs = 5000) {
+export interface ConcurrencyGate {
+  /** The onRequest hook. */
+  hook(request: FastifyRequest, reply: FastifyReply, done: () => void): void;
+  limit(): number;
+  /** A lower limit takes effect as requests finish; a higher one starts waiting requests at once. */
+  setLimit(limit: number): void;
+  /** Requests waiting for a slot. */
+  waiting(): number;
+}
+
+export function concurrencyGate(initialLimit: number, maxWaitMs = 5000): ConcurrencyGate {
+  let limit = initialLimit;
   let active = 0;
   const waiting = new Set<() => void>();
-  /** A slot freed: the longest-waiting request gets it (a Set iterates in insertion order). */
-  const handOn = () => {
-    const [next] = waiting;
-    if (next) {
+  /** Slots free: the longest-waiting requests get them (a Set iterates in insertion order). */
+  const startWaiting = () => {
+    for (const next of waiting) {
+      if (active >= limit) return;
       waiting.delete(next);
+      active++;
       next();
-    } else {
-      active--;
     }
   };
-  return (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    // 'close' fires once per response: after it is sent, or when the client went
-    // away. One that leaves while still waiting gives up its place, not a slot.
-    if (active < limit) {
-      active++;
-      reply.raw.once('close', handOn);
-      return done();
-    }
-    const start = () => {
-      clearTimeout(timer);
-      reply.raw.off('close', leave);
-      reply.raw.once('close', handOn);
-      done();
-    };
-    const leave = () => {
-      clearTimeout(timer);
-      waiting.delete(start);
-    };
-    const timer = setTimeout(() => {
-      leave();
-      request.log.warn({ waitedMs: maxWaitMs, limit }, 'API request not started in time: the node is saturated');
-      void serviceUnavailable(reply);
-    }, maxWaitMs);
-    waiting.add(start);
-    reply.raw.once('close', leave);
+  const release = () => {
+    active--;
+    startWaiting();
+  };
+  return {
+    hook(request, reply, done) {
+      // 'close' fires once per response: after it is sent, or when the client went
+      // away. One that leaves while still waiting gives up its place, not a slot.
+      if (active < limit && waiting.size === 0) {
+        active++;
+        reply.raw.once('close', release);
+        return done();
+      }
+      const start = () => {
+        clearTimeout(timer);
+        reply.raw.off('close', leave);
+        reply.raw.once('close', release);
+        done();
+      };
+      const leave = () => {
+        clearTimeout(timer);
+        waiting.delete(start);
+      };
+      const timer = setTimeout(() => {
+        leave();
+        request.log.warn({ waitedMs: maxWaitMs, limit }, 'API request not started in time: the node is saturated');
+        void serviceUnavailable(reply);
+      }, maxWaitMs);
+      waiting.add(start);
+      reply.raw.once('close', leave);
+    },
+    limit: () => limit,
+    setLimit(next) {
+      limit = next;
+      startWaiting();
+    },
+    waiting: () => waiting.size,
   };
 }

@@ -1,0 +1,98 @@
+// The limit's adjustment (calls-first.ts) against turn lengths given window by
+// window, and the turn sampler against a loop really held.
+import { describe, expect, it } from 'vitest';
+import { callsFirst, eventLoopTurns, FLOOR, TARGET_TURN_MS, type TurnSampler } from './calls-first.js';
+import { concurrencyGate } from './hooks/concurrency-gate.js';
+
+/** A sampler that reports the turn lengths the test sets, and whether it runs. */
+function scriptedTurns(): TurnSampler & { turn: number; running: boolean } {
+  return {
+    turn: 0,
+    running: false,
+    start() {
+      this.running = true;
+    },
+    stop() {
+      this.running = false;
+    },
+    read() {
+      if (!this.running) throw new Error('read while not sampling');
+      return this.turn;
+    },
+  };
+}
+
+function setup(max = 20) {
+  const gate = concurrencyGate(max);
+  const turns = scriptedTurns();
+  let connected = false;
+  const observed: Array<[number, number]> = [];
+  const limiter = callsFirst({ gate, max, turns, callsConnected: () => connected, observe: (limit, waiting) => observed.push([limit, waiting]) });
+  /** Windows with this turn length; returns the limit after each. */
+  const windows = (count: number, turn: number) => {
+    turns.turn = turn;
+    return Array.from({ length: count }, () => {
+      limiter.adjust();
+      return gate.limit();
+    });
+  };
+  return { gate, turns, limiter, windows, observed, connect: (on: boolean) => (connected = on) };
+}
+
+describe('calls first: the API limit while calls are connected', () => {
+  it('keeps API_CONCURRENCY and samples nothing while nobody is connected, however long the turns', () => {
+    const { windows, turns, observed } = setup();
+    expect(windows(5, 50)).toEqual([20, 20, 20, 20, 20]);
+    expect(turns.running).toBe(false);
+    expect(observed.at(-1)).toEqual([20, 0]);
+  });
+
+  it('comes down by a quarter a window while the turns are long, to the floor and no further', () => {
+    const { windows, connect, turns } = setup();
+    connect(true);
+    // The first window only starts the sampling.
+    expect(windows(1, 50)).toEqual([20]);
+    expect(turns.running).toBe(true);
+    expect(windows(7, TARGET_TURN_MS + 1)).toEqual([15, 11, 8, 6, 4, 4, 4]);
+    expect(FLOOR).toBe(4);
+  });
+
+  it('climbs back one a window while the turns are short, holds between, and is whole again once nobody is connected', () => {
+    const { windows, connect, turns } = setup();
+    connect(true);
+    windows(1, 0);
+    windows(3, 20); // 20 → 15 → 11 → 8
+    expect(windows(3, TARGET_TURN_MS / 2 - 0.5)).toEqual([9, 10, 11]);
+    expect(windows(3, TARGET_TURN_MS * 0.8)).toEqual([11, 11, 11]);
+    windows(2, 20); // 11 → 8 → 6
+    connect(false);
+    expect(windows(1, 20)).toEqual([20]);
+    expect(turns.running).toBe(false);
+    // Short turns never take it above API_CONCURRENCY.
+    connect(true);
+    expect(windows(4, 0)).toEqual([20, 20, 20, 20]);
+  });
+
+  it('never goes below an API_CONCURRENCY lower than the floor', () => {
+    const { windows, connect } = setup(2);
+    connect(true);
+    expect(windows(4, 50)).toEqual([2, 2, 2, 2]);
+  });
+});
+
+describe('eventLoopTurns', () => {
+  it('reads long turns when the loop is held, and nothing once stopped', async () => {
+    const turns = eventLoopTurns();
+    turns.start();
+    // 300 ms of turns each held 15 ms.
+    const until = Date.now() + 300;
+    while (Date.now() < until) {
+      const held = Date.now() + 15;
+      while (Date.now() < held);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(turns.read()).toBeGreaterThan(TARGET_TURN_MS * 2);
+    turns.stop();
+    expect(turns.read()).toBe(0);
+  });
+});
