@@ -7,7 +7,8 @@
 // after the other's arrival: a server that stalls for a second delays every
 // signal sent in that second, and they all count (one at a time, a stall
 // would delay one message of thousands and vanish from the p99). Parley runs as `node dist/src/main.js` on PGlite (DATA_DIR) and on
-// PostgreSQL, and `--before=DIR` (an earlier build, bench/README.md) on PGlite:
+// PostgreSQL, and `--before=DIR` (an earlier build, bench/README.md) on PGlite
+// (or PostgreSQL, `--before-db=pg`):
 // all in one run, the targets' order alternating by repetition.
 //
 // The control: the minimal ws relay (support/realtime-baseline.ts) in a process
@@ -16,7 +17,7 @@
 // what the load does to it is what the machine's shared cores do: the best a
 // Parley with signaling off the API's event loop could show on this machine.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
-//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--log-level=info] [--api-concurrency=0,8]
+//        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--before-db=pglite|pg] [--log-level=info] [--api-concurrency=0,8]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,8 @@ const connections = Number(options.get('connections') ?? 100);
 const relayRate = Number(options.get('relay-rate') ?? 0.2);
 const logLevel = options.get('log-level') ?? 'info';
 const beforeDir = options.get('before');
+/** `--before-db=pg`: the earlier build on PostgreSQL instead of PGlite. */
+const beforeDb = options.get('before-db') ?? 'pglite';
 const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
 /** `--api-concurrency=0,8`: each target again with API_CONCURRENCY set to each value, as targets of their own. */
@@ -58,6 +61,8 @@ interface Run {
   /** The control relay, alone and while this target takes the POST load. */
   controlAlone: RelayResult;
   controlLoaded: RelayResult;
+  /** The node's API limit (parley_api_concurrency_limit) as the loaded relay ended; NaN for a build without it. */
+  limitLoaded: number;
 }
 
 /** Parley's count of `signal` frames received (GET /metrics): proves a relay went through the target measured. */
@@ -65,6 +70,12 @@ async function signalsCounted(target: RealtimeTarget): Promise<number> {
   const text = await (await fetch(`${target.origin}/metrics`)).text();
   const line = /^parley_signaling_messages_total\{type="signal"\} (\d+)/m.exec(text);
   return line ? Number(line[1]) : 0;
+}
+
+/** Where calls-first.ts has set the target's API limit (GET /metrics). */
+async function apiLimit(target: RealtimeTarget): Promise<number> {
+  const text = await (await fetch(`${target.origin}/metrics`)).text();
+  return Number(/^parley_api_concurrency_limit (\d+)/m.exec(text)?.[1] ?? NaN);
 }
 
 log(`signaling under API load: ${reps} repetitions, ${rooms * 2} participants connected, ${connections} connections POST for ${seconds}s, targets ${names.join(', ')}`);
@@ -81,7 +92,7 @@ try {
     const name: TargetName = variant.limit === undefined ? variant.name : (`${variant.name} api-concurrency=${variant.limit}` as TargetName);
     log(`${name}: starting, ${rooms} rooms`);
     let env: Record<string, string>;
-    if (variant.name === 'parley-pg') {
+    if (variant.name === 'parley-pg' || (variant.name === 'parley-before' && beforeDb === 'pg')) {
       // A database of its own: Parley prints its first token only on an empty one.
       const url = new URL(postgres.url);
       url.pathname = `/parley_${i}`;
@@ -139,16 +150,16 @@ try {
       await waitIdle(target.pid);
       const controlAlone = await relay(control, 'alone');
       await waitIdle(target.pid);
-      const [api, relayLoaded] = await underLoad(target, () => relay(target, 'under load'));
+      const [api, [relayLoaded, limitLoaded]] = await underLoad(target, async () => [await relay(target, 'under load'), await apiLimit(target)] as const);
       await waitIdle(target.pid);
       const [, healthLoaded] = await underLoad(target, () => health(target, seconds - 2 * RAMP));
       await waitIdle(target.pid);
       const [, controlLoaded] = await underLoad(target, () => relay(control!, `under ${target.name}'s load`));
-      const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api, controlAlone, controlLoaded };
+      const run: Run = { relayAlone, relayLoaded, healthAlone, healthLoaded, api, controlAlone, controlLoaded, limitLoaded };
       runs.set(target.name, [...(runs.get(target.name) ?? []), run]);
       log(`rep ${rep + 1} ${target.name.padEnd(13)} relay p99 ${fixed(relayAlone.p99, 2)} alone, ${fixed(relayLoaded.p99, 2)} ms loaded ` +
         `(${relayLoaded.received} msgs); healthz p99 ${fixed(healthAlone.p99, 2)} / ${fixed(healthLoaded.p99, 2)} ms; ` +
-        `POST ${fixed(api.requestsPerSecond, 0)}/s p99 ${fixed(api.p99, 1)} ms; control relay p99 ${fixed(controlAlone.p99, 2)} / ${fixed(controlLoaded.p99, 2)} ms`);
+        `POST ${fixed(api.requestsPerSecond, 0)}/s p99 ${fixed(api.p99, 1)} ms, API limit ${limitLoaded}; control relay p99 ${fixed(controlAlone.p99, 2)} / ${fixed(controlLoaded.p99, 2)} ms`);
     }
   }
 
@@ -162,6 +173,7 @@ try {
       m((r) => r.relayLoaded.received, 0),
       m((r) => r.healthAlone.p99), m((r) => r.healthLoaded.p50), m((r) => r.healthLoaded.p99),
       m((r) => r.api.requestsPerSecond, 0), m((r) => r.api.p50, 1), m((r) => r.api.p99, 1),
+      all.some((r) => Number.isNaN(r.limitLoaded)) ? '–' : all.map((r) => r.limitLoaded).join(', '),
     ];
   });
   console.log(`\n### Signaling under API load\n`);
@@ -170,7 +182,7 @@ try {
     `${fixed(relayRate * rooms * 2, 0)} signals/s, ${connections} connections POST /api/rooms, PostgreSQL fsync off, log level ${logLevel}\n`);
   console.log(markdownTable(
     ['server', 'relay p50 alone', 'relay p99 alone', 'relay p50 loaded', 'relay p99 loaded', 'p99 loaded ÷ alone', 'messages loaded',
-      'healthz p99 alone', 'healthz p50 loaded', 'healthz p99 loaded', 'POST req/s', 'POST p50', 'POST p99'],
+      'healthz p99 alone', 'healthz p50 loaded', 'healthz p99 loaded', 'POST req/s', 'POST p50', 'POST p99', 'API limit loaded'],
     rows,
   ));
   console.log(`\n(milliseconds; relay: every participant sends ${relayRate} \`signal\`/s to the other of its room, start times spread evenly; send to receipt)`);

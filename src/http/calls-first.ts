@@ -11,46 +11,61 @@
 // Measured on PostgreSQL with a burst of 100 connections creating rooms beside
 // 1,000 connected participants (bench/README.md, "Calls first"): turns of
 // 4–5 ms at the median with 20 requests at once, 1.7–2 ms with 8.
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import type { ConcurrencyGate } from './hooks/concurrency-gate.js';
 
 /** The turn length, at the 90th percentile of a window, above which the limit comes down. */
 export const TARGET_TURN_MS = 5;
+/** The event loop's utilization from which its own callbacks are what makes the turns long. */
+export const BUSY = 0.9;
 /** How often the limit is adjusted (one window of turns). */
 export const WINDOW_MS = 250;
 /** The API is never held below this many requests at once (or API_CONCURRENCY, if lower). */
 export const FLOOR = 4;
 
+/** The event loop over one window. */
+export interface Turns {
+  /** The 90th percentile of the turns' length, in milliseconds. */
+  p90Ms: number;
+  /** The share of the window the loop spent running callbacks (event-loop utilization, 0..1). */
+  busy: number;
+}
+
 /** How long the event loop's turns were since the last read. */
 export interface TurnSampler {
   start(): void;
   stop(): void;
-  /** The 90th percentile in milliseconds since the last read, then forgets it. */
-  read(): number;
+  /** The turns since the last read (or the start), then forgets them. */
+  read(): Turns;
 }
 
 /**
- * Node's event-loop delay histogram at a 1 ms resolution: a 1 ms timer's
- * lateness, so about one sample per turn, as long as that turn. On only while
- * someone is connected: an idle node should not wake a thousand times a second.
+ * Node's event-loop delay histogram at a 1 ms resolution: the interval between
+ * a 1 ms timer's runs, so about one sample per turn, as long as that turn; and
+ * its utilization. On only while someone is connected: an idle node should not
+ * wake a thousand times a second.
  */
 export function eventLoopTurns(): TurnSampler {
   let histogram: IntervalHistogram | null = null;
+  let since = performance.eventLoopUtilization();
   return {
     start() {
       if (histogram) return;
       histogram = monitorEventLoopDelay({ resolution: 1 });
       histogram.enable();
+      since = performance.eventLoopUtilization();
     },
     stop() {
       histogram?.disable();
       histogram = null;
     },
     read() {
-      if (!histogram || histogram.count === 0) return 0;
-      const p90 = histogram.percentile(90) / 1e6;
+      if (!histogram || histogram.count === 0) return { p90Ms: 0, busy: 0 };
+      const now = performance.eventLoopUtilization();
+      const turns = { p90Ms: histogram.percentile(90) / 1e6, busy: performance.eventLoopUtilization(now, since).utilization };
+      since = now;
       histogram.reset();
-      return p90;
+      return turns;
     },
   };
 }
@@ -79,12 +94,16 @@ export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns()
       turns.start();
       sampling = true;
     } else {
-      const turn = turns.read();
+      const { p90Ms, busy } = turns.read();
       const limit = gate.limit();
+      // Long turns on a loop that is busy the whole window: its own callbacks
+      // make them long, and fewer API requests at once shorten them. Long turns
+      // on a loop mostly idle come from elsewhere (the cores taken by other
+      // work, PGlite's thread), which holding the API back would not help.
       // Down fast (a quarter a window), up slowly (one a window): a stutter is
       // heard at once, a burst a little slower is not noticed.
-      if (turn > TARGET_TURN_MS) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
-      else if (turn < TARGET_TURN_MS / 2 && limit < max) gate.setLimit(limit + 1);
+      if (p90Ms > TARGET_TURN_MS && busy >= BUSY) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
+      else if ((p90Ms < TARGET_TURN_MS / 2 || busy < BUSY) && limit < max) gate.setLimit(limit + 1);
     }
     observe?.(gate.limit(), gate.waiting());
   };
