@@ -18,6 +18,7 @@
 // Parley with signaling off the API's event loop could show on this machine.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
 //        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--before-db=pglite|pg] [--log-level=info] [--api-concurrency=0,8]
+//        [--env-variants='KEY=VALUE;KEY=VALUE']
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +42,12 @@ const names = (options.get('targets') ?? 'parley-pglite,parley-pg').split(',') a
 if (beforeDir) names.push('parley-before');
 /** `--api-concurrency=0,8`: each target again with API_CONCURRENCY set to each value, as targets of their own. */
 const apiConcurrency = options.get('api-concurrency')?.split(',') ?? [];
+/** `--env-variants='NODE_OPTIONS=--max-semi-space-size=64;LOG_LEVEL=warn'`: each target again with each setting, as targets of their own. */
+const envVariants = (options.get('env-variants')?.split(';') ?? []).map((setting) => {
+  const at = setting.indexOf('=');
+  if (at < 1) throw new Error(`--env-variants: ${setting} is not KEY=VALUE`);
+  return { label: setting, env: { [setting.slice(0, at)]: setting.slice(at + 1) } };
+});
 const log = (line: string) => process.stderr.write(line + '\n');
 /**
  * What is measured under the load starts RAMP s after its first answer and
@@ -87,9 +94,10 @@ let control: RealtimeTarget | undefined;
 try {
   log(`control: the minimal ws relay, ${rooms} rooms`);
   control = await startBaselineTarget(rooms);
-  const variants = names.flatMap((name) => [{ name, limit: undefined as string | undefined }, ...apiConcurrency.map((limit) => ({ name, limit }))]);
+  const extra = [...apiConcurrency.map((limit) => ({ label: `api-concurrency=${limit}`, env: { API_CONCURRENCY: limit } })), ...envVariants];
+  const variants = names.flatMap((name) => [{ name, label: '', env: {} as Record<string, string> }, ...extra.map((e) => ({ name, ...e }))]);
   for (const [i, variant] of variants.entries()) {
-    const name: TargetName = variant.limit === undefined ? variant.name : (`${variant.name} api-concurrency=${variant.limit}` as TargetName);
+    const name = (variant.label ? `${variant.name} ${variant.label}` : variant.name) as TargetName;
     log(`${name}: starting, ${rooms} rooms`);
     let env: Record<string, string>;
     if (variant.name === 'parley-pg' || (variant.name === 'parley-before' && beforeDb === 'pg')) {
@@ -102,8 +110,7 @@ try {
       env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${variant.name}-`)) };
     }
     const entry = variant.name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
-    if (variant.limit !== undefined) env.API_CONCURRENCY = variant.limit;
-    targets.push(await startParleyTarget(name, { ...env, LOG_LEVEL: logLevel }, rooms, entry));
+    targets.push(await startParleyTarget(name, { ...env, ...variant.env, LOG_LEVEL: logLevel }, rooms, entry));
   }
 
   const postSpec = (target: RealtimeTarget, secs: number): LoadSpec =>

@@ -108,7 +108,7 @@ export async function startClients(): Promise<Clients> {
 
 // ---- servers ----
 
-export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | 'parley-before' | `${string} api-concurrency=${string}`;
+export type TargetName = 'baseline' | 'parley-pg' | 'parley-pglite' | 'parley-before' | `${string} ${string}=${string}`;
 
 export interface RealtimeTarget {
   name: TargetName;
