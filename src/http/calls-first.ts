@@ -5,8 +5,9 @@
 // callbacks. So when the turns run long, fewer API requests are worked on at
 // once (the others wait in the gate, in order), and as they shorten the limit
 // climbs back to API_CONCURRENCY. An integrator's burst then takes a little
-// longer; a doctor's call does not stutter. With nobody connected there is
-// nothing to protect and the API has the whole limit.
+// longer; a doctor's join, offers and chat do not wait behind it (the media
+// goes between the browsers, not through here). With nobody connected there
+// is nothing to protect and the API has the whole limit.
 //
 // Measured on PostgreSQL, 100 connections creating rooms beside 1,000
 // connected participants (bench/README.md, "Calls first"): the limit settled
@@ -101,8 +102,8 @@ export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns()
       // make them long, and fewer API requests at once shorten them. Long turns
       // on a loop mostly idle come from elsewhere (the cores taken by other
       // work, PGlite's thread), which holding the API back would not help.
-      // Down fast (a quarter a window), up slowly (one a window): a stutter is
-      // heard at once, a burst a little slower is not noticed.
+      // Down fast (a quarter a window), up slowly (one a window): signaling that
+      // waits is felt at once, a burst a little slower is not noticed.
       if (p90Ms > TARGET_TURN_MS && busy >= BUSY) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
       else if ((p90Ms < TARGET_TURN_MS / 2 || busy < BUSY) && limit < max) gate.setLimit(limit + 1);
     }
