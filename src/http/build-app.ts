@@ -119,12 +119,12 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     if (config.apiConcurrency > 0) {
       const gate = concurrencyGate(config.apiConcurrency);
       api.addHook('onRequest', gate.hook);
+      services.metrics.watchApiGate(gate);
       const limiter = callsFirst({
         gate,
         max: config.apiConcurrency,
         // Joined, waiting to be let in, or on the join screen: anyone on this node's signaling.
         callsConnected: () => services.metrics.connectionsOpen() > 0,
-        observe: (limit, waiting) => services.metrics.apiConcurrency(limit, waiting),
       });
       limiter.start();
       app.addHook('onClose', async () => limiter.stop());

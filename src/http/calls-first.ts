@@ -78,12 +78,10 @@ export interface CallsFirstOptions {
   max: number;
   callsConnected(): boolean;
   turns?: TurnSampler;
-  /** Told the limit and the requests waiting, every window (metrics). */
-  observe?(limit: number, waiting: number): void;
 }
 
 /** Adjusts the gate's limit once a window (`adjust`); `start` runs it on a timer. */
-export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns(), observe }: CallsFirstOptions) {
+export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns() }: CallsFirstOptions) {
   const floor = Math.min(max, FLOOR);
   let sampling = false;
   const adjust = () => {
@@ -107,7 +105,6 @@ export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns()
       if (p90Ms > TARGET_TURN_MS && busy >= BUSY) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
       else if ((p90Ms < TARGET_TURN_MS / 2 || busy < BUSY) && limit < max) gate.setLimit(limit + 1);
     }
-    observe?.(gate.limit(), gate.waiting());
   };
   let timer: NodeJS.Timeout | null = null;
   return {

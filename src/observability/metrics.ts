@@ -54,15 +54,33 @@ export function createMetrics() {
     registers: [registry],
   });
   let connectionsOpen = 0;
-  const localConnections = new client.Gauge({
+  new client.Gauge({
     name: 'parley_node_connections',
     help: 'WebSocket connections open on this node',
     registers: [registry],
+    collect() {
+      this.set(connectionsOpen);
+    },
   });
 
-  // The API's concurrency gate (src/http/calls-first.ts): its limit now and the requests waiting at it.
-  const apiConcurrencyLimit = new client.Gauge({ name: 'parley_api_concurrency_limit', help: 'API requests this node works on at once now (API_CONCURRENCY, lower while calls need the event loop)', registers: [registry] });
-  const apiRequestsWaiting = new client.Gauge({ name: 'parley_api_requests_waiting', help: 'API requests waiting for their turn at the concurrency gate', registers: [registry] });
+  // The API's concurrency gate (src/http/hooks/concurrency-gate.ts, calls-first.ts), read at scrape time; 0 without one.
+  let apiGate: { limit(): number; waiting(): number } | null = null;
+  new client.Gauge({
+    name: 'parley_api_concurrency_limit',
+    help: 'API requests this node works on at once now (API_CONCURRENCY, lower while calls need the event loop)',
+    registers: [registry],
+    collect() {
+      this.set(apiGate?.limit() ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: 'parley_api_requests_waiting',
+    help: 'API requests waiting for their turn at the concurrency gate',
+    registers: [registry],
+    collect() {
+      this.set(apiGate?.waiting() ?? 0);
+    },
+  });
 
   // Redis, where the node uses it (docs/deploy.md, "What happens when…").
   const redisUp = new client.Gauge({ name: 'parley_redis_up', help: '1 while this node is connected to Redis (only with REDIS_URL)', registers: [registry] });
@@ -80,13 +98,12 @@ export function createMetrics() {
     /** A WebSocket opened (+1) or closed (-1) on this node. */
     connectionsChanged(delta: number) {
       connectionsOpen += delta;
-      localConnections.inc(delta);
     },
     /** WebSocket connections open on this node now (calls-first.ts reads it every window). */
     connectionsOpen: () => connectionsOpen,
-    apiConcurrency(limit: number, waiting: number) {
-      apiConcurrencyLimit.set(limit);
-      apiRequestsWaiting.set(waiting);
+    /** The API's concurrency gate, whose limit and queue the scrape reads. */
+    watchApiGate(gate: { limit(): number; waiting(): number }) {
+      apiGate = gate;
     },
     /** Adds the gauges that read the database; call once the sources exist. */
     addSources(sources: MetricsSources) {

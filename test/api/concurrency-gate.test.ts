@@ -174,6 +174,9 @@ describe('Parley with API_CONCURRENCY=1', () => {
       await sleep(300);
       expect(secondStatus).toBe(0);
       expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      const metrics = await (await fetch(`${address}/metrics`)).text();
+      expect(metrics).toMatch(/^parley_api_concurrency_limit 1$/m);
+      expect(metrics).toMatch(/^parley_api_requests_waiting 1$/m);
       first.write(body);
       await waitFor(() => firstAnswer.startsWith('HTTP/1.1 201'), 5000, 'the first request answered 201');
       expect(await second).toBe(200);
