@@ -40,19 +40,38 @@ describe('ETag', () => {
     expect((await get(token)).headers.etag).toBe(updated.headers.etag);
   });
 
-  it('changes when the call lifecycle changes the room, and not for presence bookkeeping', async () => {
+  // Each statement that writes a room raises its version itself (rooms.repo.ts
+  // NEXT_VERSION; no trigger since migration 0011): every one of them is here.
+  it('goes up by exactly one with every write of the representation, PUT and the call lifecycle alike, and not for presence bookkeeping', async () => {
+    await tenant.setFeature('permanent_rooms', true);
+    await tenant.setFeature('additional_participants', true);
     const { token, etag } = await newRoom();
-    const db = ctx.services.database.db;
-    await sql`update rooms set emptied_at = now(), cleanup_base_at = cleanup_base_at + interval '1 minute' where token = ${token}`.execute(db);
-    expect((await get(token)).headers.etag).toBe(etag);
-    await sql`update rooms set status = 'started', started_at = now() where token = ${token}`.execute(db);
-    expect((await get(token)).headers.etag).not.toBe(etag);
-  });
+    const { db } = ctx.services.database;
+    const repos = ctx.services.repos;
+    const id = (await db.selectFrom('rooms').select('id').where('token', '=', token).executeTakeFirstOrThrow()).id;
+    const version = async () => Number(String((await get(token)).headers.etag).replaceAll('"', ''));
+    let expected = Number(etag.replaceAll('"', ''));
+    const step = async (label: string, write: () => Promise<unknown>, raises: boolean) => {
+      await write();
+      if (raises) expected += 1;
+      expect(await version(), label).toBe(expected);
+    };
+    const byId = sql<boolean>`id = ${id}`;
+    const now = () => new Date();
 
-  it('changes with the waiting room setting alone (a column of the representation added later)', async () => {
-    const { token, etag } = await newRoom();
-    await sql`update rooms set enable_waiting_room = true where token = ${token}`.execute(ctx.services.database.db);
-    expect((await get(token)).headers.etag).not.toBe(etag);
+    await step('PUT, settings only (the compiled statement)', () => put(token, roomBody({ name: 'One' })), true);
+    await step('PUT with permanent (read first, one write)', () => put(token, roomBody({ name: 'Two', permanent: true })), true);
+    await step('PUT adding a guest link (a transaction)', () => put(token, roomBody({ name: 'Three', additional_guest_count: 1 })), true);
+    await step('PUT with the same settings again (updated_at changes)', () => put(token, roomBody({ name: 'Three', additional_guest_count: 1 })), true);
+    await step('the first join starts the room', () => db.transaction().execute((tx) => repos.rooms.start(tx, byId, now())), true);
+    await step('a further join of a started room', () => db.transaction().execute((tx) => repos.rooms.start(tx, byId, now())), false);
+    await step('a guest who waits only locks the room', () => db.transaction().execute((tx) => repos.rooms.start(tx, byId, now(), { unless: sql<boolean>`true` })), false);
+    await step('the room empties (bookkeeping)', () => repos.rooms.markEmptied(db, [id], now()), false);
+    await step('the grace passes: the room ends', () => repos.rooms.endEmptyRooms(new Date(Date.now() + 60_000), now()), true);
+    await step('a join starts the ended room again', () => db.transaction().execute((tx) => repos.rooms.start(tx, byId, now())), true);
+    await step('close', () => repos.rooms.close(id, now()), true);
+    await step('close of a closed room writes nothing', () => repos.rooms.close(id, now()), false);
+    expect((await get(token)).json().status).toBe('closed');
   });
 });
 

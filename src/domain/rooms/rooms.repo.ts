@@ -14,6 +14,17 @@ export type RoomRow = Selectable<RoomsTable>;
 export type NewRoom = Omit<RoomRow, 'id' | 'version'>;
 
 /**
+ * The room's version is its ETag (docs/security.md): every statement below
+ * that changes a column of the room's representation raises it by one in the
+ * same write; presence bookkeeping (emptied_at, cleanup_base_at) does not. A
+ * trigger did this until migration 0011: as a BEFORE UPDATE row trigger it
+ * locked the row before each update, which cost a PUT 40–50 µs of PostgreSQL
+ * (bench/README.md "Issue 15: the version in the write").
+ * test/api/rooms-conditional.test.ts goes through each writer.
+ */
+const NEXT_VERSION = sql<number>`version + 1`;
+
+/**
  * Every column of a room; the compiler checks that none is missing. The
  * prepared statements name them instead of `*` (db/prepared.ts).
  */
@@ -227,6 +238,7 @@ export function createRoomsRepo(db: Db) {
           locale: a.locale,
           permanent: a.permanent,
           updated_at: a.updatedAt,
+          version: NEXT_VERSION,
           doctor_id: sql<string | null>`case when ${a.removeDoctor}::boolean then null else doctor_id end`,
           cleanup_base_at: sql<Date>`greatest(${a.scheduledEnd}::timestamptz, cleanup_base_at)`,
         })
@@ -307,12 +319,12 @@ export function createRoomsRepo(db: Db) {
       const { add, removeCount } = checked.guestTokens;
       if (!add.length && removeCount === 0) {
         // No guest links change: one statement, atomic by itself.
-        let write = db.updateTable('rooms').set(changes).where('id', '=', id);
+        let write = db.updateTable('rooms').set({ ...changes, version: NEXT_VERSION }).where('id', '=', id);
         if (versions) write = write.where('version', 'in', versions);
         return (await write.returningAll().returning(extras(scope)).executeTakeFirst()) ?? null;
       }
       return db.transaction().execute(async (tx) => {
-        let write = tx.updateTable('rooms').set(changes).where('id', '=', id);
+        let write = tx.updateTable('rooms').set({ ...changes, version: NEXT_VERSION }).where('id', '=', id);
         if (versions) write = write.where('version', 'in', versions);
         const row = await write.returningAll().executeTakeFirst();
         if (!row) return null;
@@ -360,6 +372,7 @@ export function createRoomsRepo(db: Db) {
           ended_at = case when ${unless} then ended_at end,
           emptied_at = case when ${unless} then emptied_at end,
           updated_at = case when ${unless} or status = ${sql.lit(STARTED)} then updated_at else ${now} end,
+          version = case when ${unless} or status = ${sql.lit(STARTED)} then version else ${NEXT_VERSION} end,
           cleanup_base_at = greatest(cleanup_base_at, ${now})
         where ${which} and status <> ${sql.lit(CLOSED)}
         returning *`.execute(tx);
@@ -387,7 +400,7 @@ export function createRoomsRepo(db: Db) {
      */
     async endEmptyRooms(emptiedBefore: Date, now: Date): Promise<number[]> {
       const result = await sql<{ id: number }>`
-        update rooms r set status = ${sql.lit(ENDED)}, ended_at = ${now}, updated_at = ${now}
+        update rooms r set status = ${sql.lit(ENDED)}, ended_at = ${now}, updated_at = ${now}, version = ${NEXT_VERSION}
         where r.status = ${sql.lit(STARTED)} and r.emptied_at is not null and r.emptied_at <= ${emptiedBefore}
           and not exists (select 1 from participants p where p.room_id = r.id and p.left_at is null and p.admission = 'admitted')
         returning r.id`.execute(db);
@@ -397,7 +410,7 @@ export function createRoomsRepo(db: Db) {
     /** Closes the room unless it is closed already (or its version is not one of `versions`); the closed row, else null. */
     async close(id: number, at: Date, versions?: Versions): Promise<RoomRow | null> {
       if (versions?.length === 0) return null;
-      let update = db.updateTable('rooms').set({ status: CLOSED, closed_at: at, updated_at: at }).where('id', '=', id).where('status', '!=', CLOSED);
+      let update = db.updateTable('rooms').set({ status: CLOSED, closed_at: at, updated_at: at, version: NEXT_VERSION }).where('id', '=', id).where('status', '!=', CLOSED);
       if (versions) update = update.where('version', 'in', versions);
       return (await update.returningAll().executeTakeFirst()) ?? null;
     },
