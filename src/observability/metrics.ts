@@ -30,6 +30,12 @@ function cached<T>(read: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/** What /metrics reads from the API's concurrency gate. */
+interface GateReading {
+  limit(): number;
+  waiting(): number;
+}
+
 export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'parley_' });
@@ -64,7 +70,7 @@ export function createMetrics() {
   });
 
   // The API's concurrency gate (src/http/hooks/concurrency-gate.ts, calls-first.ts), read at scrape time; 0 without one.
-  let apiGate: { limit(): number; waiting(): number } | null = null;
+  let apiGate: GateReading | null = null;
   new client.Gauge({
     name: 'parley_api_concurrency_limit',
     help: 'API requests this node works on at once now (API_CONCURRENCY, lower while calls need the event loop)',
@@ -102,7 +108,7 @@ export function createMetrics() {
     /** WebSocket connections open on this node now (calls-first.ts reads it every window). */
     connectionsOpen: () => connectionsOpen,
     /** The API's concurrency gate, whose limit and queue the scrape reads. */
-    watchApiGate(gate: { limit(): number; waiting(): number }) {
+    watchApiGate(gate: GateReading) {
       apiGate = gate;
     },
     /** Adds the gauges that read the database; call once the sources exist. */

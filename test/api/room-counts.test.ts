@@ -33,7 +33,8 @@ describe('sharded counts', () => {
     const org = await tenant.organization();
     const rooms = [];
     for (let i = 0; i < 20; i++) rooms.push(await createRoom(ctx, tenant.instanceToken, { name: `Room ${i}` }));
-    for (let i = 0; i < 5; i++) await createRoom(ctx, org.token, { name: `Clinic room ${i}` });
+    const orgRooms = [];
+    for (let i = 0; i < 5; i++) orgRooms.push(await createRoom(ctx, org.token, { name: `Clinic room ${i}` }));
     for (let i = 0; i < 9; i++) await feedback(tenant, i % 3 === 0 ? 'bad' : 'good');
 
     // Consecutive ids go to different shards: more than one row per scope.
@@ -47,6 +48,10 @@ describe('sharded counts', () => {
     }
     expect(await totalCount(tenant.instanceToken)).toBe(18);
     expect(await totalCount(org.token)).toBe(5);
+    // An organization's room: both its tenant's and its organization's counts (0010: per DELETE statement).
+    expect((await ctx.request({ method: 'DELETE', url: `/api/rooms/${orgRooms[0]!.token}`, token: org.token })).statusCode).toBe(204);
+    expect(await totalCount(tenant.instanceToken)).toBe(17);
+    expect(await totalCount(org.token)).toBe(4);
 
     // A feedback deleted (by SQL: the API never deletes one) leaves the summary exact.
     await sql`delete from room_feedbacks where id = (select min(id) from room_feedbacks where tenant_id = ${tenant.id}::uuid and rating = 'good')`.execute(ctx.services.database.db);

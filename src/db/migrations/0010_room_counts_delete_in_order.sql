@@ -12,7 +12,8 @@
 -- Now one trigger per DELETE statement adds up what the statement deleted, per
 -- (tenant, organization, shard), and applies it in key order: statements that
 -- all lock in that order wait for each other, never in a circle. A statement
--- deleting 500 rooms also writes at most 32 counter rows instead of 1,000.
+-- deleting 500 rooms also writes at most 16 counter rows per tenant and 16
+-- per organization, instead of one or two per room.
 -- Creates and moves between organizations stay row triggers: a create touches
 -- one shard of the tenant and then the same shard of its organization, which
 -- is that order too.
