@@ -87,6 +87,8 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
   // --before=DIR[,DIR...]: also run the builds in these directories (checkouts of earlier
   // commits, built), each on its own database of the same cluster: before/after figures
   // taken in the same run, under the same background load.
+  // --before-db=pglite: those builds on PGlite (a data directory each) instead, beside parley-pglite.
+  const beforeOnPglite = options.get('before-db') === 'pglite';
   const beforeDirs = new Map((options.get('before') ?? '').split(',').filter(Boolean).map((dir) => [`parley@${path.basename(dir)}` as const, dir]));
   const log = (line: string) => process.stderr.write(line + '\n');
 
@@ -101,7 +103,8 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
       let env: Record<string, string> = { DATABASE_URL: postgres.url, DATABASE_POOL_SIZE: String(poolSize) };
       if (name === 'parley-pglite') env = { DATA_DIR: dataDir };
       const beforeDir = beforeDirs.get(name as `parley@${string}`);
-      if (beforeDir) {
+      if (beforeDir && beforeOnPglite) env = { DATA_DIR: path.join(dataDir, `before-${targets.length}`) };
+      else if (beforeDir) {
         const database = `parley_before_${beforeDirs.size}_${targets.length}`;
         await withClient(postgres.url, (client) => client.query(`create database ${database}`));
         env.DATABASE_URL = postgres.url.replace(/\/postgres$/, `/${database}`);

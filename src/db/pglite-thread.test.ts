@@ -1,7 +1,8 @@
 // PGlite in its worker thread, through the same handle the app uses
 // (openPGlite): errors keep the fields the error mapping reads, a transaction
 // is not interleaved with another connection's statements, and close() ends
-// the thread and releases the data directory.
+// the thread and releases the data directory; statements are parsed once,
+// under a name (pglite-statements.ts), and parsed again when stale.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -84,6 +85,46 @@ describe('PGlite in a worker thread', () => {
       expect(await runner.names(`select what as name from trail where what like 's_' order by n`)).toEqual(['s1', 's2']);
       await expect(runner.exec('select 1; select nope;')).rejects.toMatchObject({ code: '42703' });
     });
+  });
+});
+
+describe('named statements', () => {
+  const prepared = async (text: string) =>
+    (await sql<{ n: number }>`select count(*)::int8 as n from pg_prepared_statements where statement = ${text}`.execute(handle.db)).rows[0]!.n;
+
+  it('parses a statement once and runs it again by its name, with new parameters', async () => {
+    const text = 'select $1::int8 + 1 as next';
+    const next = async (n: number) => (await sql<{ next: number }>`select ${n}::int8 + 1 as next`.execute(handle.db)).rows[0]!.next;
+    expect(await next(1)).toBe(2);
+    expect(await next(41)).toBe(42);
+    expect(await prepared(text)).toBe(1);
+  });
+
+  it('serializes parameters as PGlite does: bytes, arrays, times, JSON, null', async () => {
+    const at = new Date('2030-03-10T14:00:00.123Z');
+    const { rows } = await sql<{ b: string; a: string[]; t: Date; j: unknown; z: null }>`select encode(${Buffer.from([0, 255, 16])}::bytea, 'hex') as b, ${['x', 'y,z']}::text[] as a, ${at}::timestamptz as t, ${JSON.stringify({ k: [1] })}::jsonb as j, ${null}::text as z`.execute(handle.db);
+    expect(rows).toEqual([{ b: '00ff10', a: ['x', 'y,z'], t: at, j: { k: [1] }, z: null }]);
+  });
+
+  it('parses again a statement whose table changed shape, or that was deallocated', async () => {
+    await handle.withScriptRunner((runner) => runner.exec('create table shaped (a int)'));
+    const read = () => sql<Record<string, unknown>>`select * from shaped where ${1}::int = 1`.execute(handle.db);
+    await sql`insert into shaped values (1)`.execute(handle.db);
+    expect((await read()).rows).toEqual([{ a: 1 }]);
+    await handle.withScriptRunner((runner) => runner.exec('alter table shaped add column b text'));
+    expect((await read()).rows).toEqual([{ a: 1, b: null }]);
+    await handle.withScriptRunner((runner) => runner.exec('deallocate all'));
+    expect((await read()).rows).toEqual([{ a: 1, b: null }]);
+  });
+
+  it('keeps at most 500 statements, the least recently used closed first', { timeout: 60_000 }, async () => {
+    const kept = () => sql<{ n: number }>`select count(*)::int8 as n from pg_prepared_statements`.execute(handle.db);
+    const first = 'select $1::int as v, 0 as k';
+    await sql`select ${1}::int as v, 0 as k`.execute(handle.db);
+    for (let k = 1; k <= 520; k++) await sql`select ${1}::int as v, ${sql.lit(k)} as k`.execute(handle.db);
+    expect((await kept()).rows[0]!.n).toBeLessThanOrEqual(500);
+    expect(await prepared(first)).toBe(0);
+    expect(await prepared('select $1::int as v, 520 as k')).toBe(1);
   });
 });
 

@@ -12,6 +12,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { Reply, Request, SerializedError, WorkerData } from './pglite-thread.js';
+import { createStatements } from './pglite-statements.js';
 import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
 
 const port = parentPort!;
@@ -29,6 +30,7 @@ function serialize(error: unknown): SerializedError {
 }
 
 let pglite: PGlite;
+let statements: ReturnType<typeof createStatements>;
 
 const pending: Request[] = [];
 /** The connection whose transaction is open, if any. */
@@ -38,7 +40,7 @@ let running = false;
 async function run(request: Request): Promise<Reply> {
   switch (request.kind) {
     case 'query': {
-      const result = await pglite.query(request.sql, request.params as unknown[]);
+      const result = await statements.query(request.sql, request.params);
       return { id: request.id, rows: result.rows, affectedRows: result.affectedRows ?? 0 };
     }
     case 'begin':
@@ -92,6 +94,7 @@ try {
     initdbWasmModule,
     parsers: { [INT8]: parseInt8, [DATE]: keepText },
   });
+  statements = createStatements(pglite);
   port.on('message', (requests: Request[]) => {
     pending.push(...requests);
     void pump();
