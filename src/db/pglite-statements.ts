@@ -4,7 +4,7 @@
 // PostgreSQL parses and plans it again on every call. Here a statement is
 // parsed once, under a name, and each call is one Bind-Describe-Execute-Sync:
 // GET room's statement took 210 µs instead of 890-1,030 (bench/README.md,
-// "Named statements on PGlite"). The PostgreSQL pool gets the same for its
+// "Issue 15: named statements on PGlite"). The PostgreSQL pool gets the same for its
 // hottest statements from db/prepared.ts; on PGlite every statement gains.
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 
@@ -13,8 +13,11 @@ const serialize = protocol.serialize;
 /** Statements kept at most; the least recently used is closed first. */
 const KEPT = 500;
 
-/** SQLSTATEs after which the statement is parsed again, once: it was dropped, or a table it reads changed shape. */
-const STALE = new Set(['26000', '0A000']);
+/** Whether the named statement is gone (deallocated) or a table it reads changed shape: it is parsed again, once. */
+function stale(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === '26000' || (code === '0A000' && /cached plan must not change result type/.test(message ?? ''));
+}
 
 interface Prepared {
   name: string;
@@ -75,7 +78,7 @@ export function createStatements(pglite: PGlite) {
       try {
         return await execute(statement, params);
       } catch (error) {
-        if (!STALE.has((error as { code?: string }).code ?? '')) throw error;
+        if (!stale(error)) throw error;
         prepared.delete(sql);
         statement = await prepare(sql);
         return execute(statement, params);
