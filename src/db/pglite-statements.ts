@@ -1,6 +1,6 @@
 // Statements with parameters, run on PGlite as named prepared statements.
 // PGlite's query() sends every statement unnamed (Parse, Describe, Bind,
-// Describe, Execute, Sync: five calls into the WebAssembly PostgreSQL), so
+// Describe, Execute, Sync: six calls into the WebAssembly PostgreSQL), so
 // PostgreSQL parses and plans it again on every call. Here a statement is
 // parsed once, under a name, and each call is one Bind-Describe-Execute-Sync:
 // GET room's statement took 210 µs instead of 890-1,030 (bench/README.md,
