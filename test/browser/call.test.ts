@@ -59,7 +59,7 @@ describe('a call between a host and a guest', () => {
     const response = await guest.goto(room.guest_join_url);
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(response?.headers()['referrer-policy']).toBe('no-referrer');
-    await expect.poll(() => guest.locator('h1').textContent()).toBe('Check-up <b>& more</b>');
+    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent()).toBe('Check-up <b>& more</b>');
     expect(await guest.locator('h1 b').count()).toBe(0);
     expect(await guest.getByTestId('name-input').inputValue()).toBe('Patient');
     await guest.getByTestId('audio-indicator').waitFor();

@@ -127,6 +127,47 @@ describe('a reloaded page', () => {
 });
 
 describe('speed', () => {
+  it("lays the call's screen out, hidden, while the join screen shows, and shows that same screen on Join", async () => {
+    const room = await world.createRoom({ enable_chat: true });
+    const guest = await world.participant();
+    await guest.goto(room.guest_join_url);
+    await guest.getByTestId('name-input').fill('Guest');
+    // Built once the page is idle (in-call.ts prepareCall): in the document and laid out, its controls included.
+    const callSize = () => guest.evaluate(() => document.querySelector('.call')?.getBoundingClientRect().height ?? 0);
+    await expect.poll(callSize, { timeout: 5000 }).toBeGreaterThan(0);
+    const ahead = await guest.evaluate(() => {
+      const call = document.querySelector('.call')!;
+      const joinButton = document.querySelector<HTMLElement>('[data-testid=join-button]')!;
+      const box = joinButton.getBoundingClientRect();
+      return {
+        visibility: getComputedStyle(call).visibility,
+        leaveButtonWidth: call.querySelector('[data-testid=leave-button]')?.getBoundingClientRect().width ?? 0,
+        chatLaidOut: (call.querySelector('[data-testid=chat-input]')?.getBoundingClientRect().width ?? 0) > 0,
+        // Nothing of it is in the way of the join screen.
+        joinButtonOnTop: document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2) === joinButton,
+      };
+    });
+    expect(ahead).toMatchObject({ visibility: 'hidden', chatLaidOut: true, joinButtonOnTop: true });
+    expect(ahead.leaveButtonWidth).toBeGreaterThan(0);
+    // Neither seen nor read out before Join.
+    expect(await guest.getByTestId('leave-button').isVisible()).toBe(false);
+    expect(await guest.getByRole('button', { name: 'Leave' }).count()).toBe(0);
+    expect(await guest.getByRole('heading', { level: 1 }).count()).toBe(1);
+
+    await guest.evaluate(() => document.querySelector('.call')!.setAttribute('data-test-mark', 'ahead'));
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('leave-button').waitFor();
+    const shown = await guest.evaluate(() => ({
+      mark: document.querySelector('.call')?.getAttribute('data-test-mark') ?? null,
+      visibility: getComputedStyle(document.querySelector('.call')!).visibility,
+      joinScreens: document.querySelectorAll('form.prejoin').length,
+      previews: document.querySelectorAll('[data-testid=local-video]').length,
+    }));
+    expect(shown).toEqual({ mark: 'ahead', visibility: 'visible', joinScreens: 0, previews: 1 });
+    // One's own picture, taken over from the join screen, plays on in the call's tile.
+    expect(await guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.videoWidth > 0 && v.closest('.tile.self') !== null)).toBe(true);
+  });
+
   it('measures the time from Join to the first decoded remote frame', async () => {
     const samples: number[] = [];
     for (let run = 0; run < 5; run++) {

@@ -75,7 +75,7 @@ describe('names, chat and feedback are text', () => {
     await guest.goto(`${room.guest_join_url}?${smuggle}`);
     for (const page of [host, guest]) {
       await page.getByTestId('join-button').waitFor();
-      expect(await page.locator('h1.room-name').textContent()).toBe(ROOM_NAME);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(ROOM_NAME);
       expect(await page.title()).toBe(`${ROOM_NAME} · Parley`);
     }
     expect(await host.getByTestId('name-input').inputValue()).toBe(HOST_NAME);

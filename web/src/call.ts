@@ -5,7 +5,7 @@ import './call.css';
 import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
-import { startCall } from './in-call.js';
+import { prepareCall, type PreparedCall } from './in-call.js';
 import { prepareConnection, type SpareConnection } from './mesh.js';
 import { rememberedName } from './in-call/reconnection.js';
 import { createPrecallCheck } from './precall-check.js';
@@ -24,6 +24,12 @@ function message(root: Element, title: string, text: string, testId?: string, ne
     ),
   );
   root.querySelector('h1')?.focus();
+}
+
+/** Runs `task` when the page is idle, or within a second (requestIdleCallback is missing in Safari). */
+function whenIdle(task: () => void) {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 1000 });
+  else setTimeout(task, 200);
 }
 
 async function main() {
@@ -45,11 +51,15 @@ async function main() {
       // No WebRTC here (or not allowed): the join screen works as before, and the call makes its connections itself.
     }
   };
-  const { name, media, preview } = await showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
-  startCall({
-    root,
+  const joining = showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
+  // The call's screen, built and laid out hidden while the person looks at the join screen,
+  // once the browser has a moment (Join before that builds it at once).
+  let call: PreparedCall | null = null;
+  const prepareScreen = () => (call ??= prepareCall({ root, roomName: data.roomName, role: data.role, settings: data.settings }));
+  whenIdle(prepareScreen);
+  const { name, media, preview } = await joining;
+  prepareScreen().start({
     joinToken: data.joinToken,
-    roomName: data.roomName,
     name,
     stream: media.stream,
     preview,

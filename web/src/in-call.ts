@@ -8,18 +8,18 @@
 import type { RoomSettings, ServerMessage } from '../../src/realtime/protocol.js';
 import { createChat } from './in-call/chat.js';
 import { chime } from './in-call/chime.js';
-import { createConnectionHealth } from './in-call/connection-health.js';
+import { createConnectionHealth, type ConnectionHealth } from './in-call/connection-health.js';
 import { createControls } from './in-call/controls.js';
 import { createDevicesPanel } from './in-call/devices-panel.js';
 import { createInvitePanel } from './in-call/invite-panel.js';
-import { createLocalMedia } from './in-call/local-media.js';
-import { createLocalTile } from './in-call/local-tile.js';
-import { watchMediaFlow } from './in-call/media-watch.js';
+import { createLocalMedia, type LocalMedia } from './in-call/local-media.js';
+import { createLocalTile, type LocalTile } from './in-call/local-tile.js';
+import { watchMediaFlow, type MediaWatch } from './in-call/media-watch.js';
 import { reportNetwork } from './in-call/network-report.js';
 import { watchQuality } from './in-call/quality.js';
-import { connectCall, type EndKind as ConnectionEnd, type Joined } from './in-call/reconnection.js';
+import { connectCall, type CallConnection, type EndKind as ConnectionEnd, type Joined } from './in-call/reconnection.js';
 import { createRemotePeers } from './in-call/remote-peers.js';
-import { createScreenShare } from './in-call/screen-share.js';
+import { createScreenShare, type ScreenShare } from './in-call/screen-share.js';
 import { createStage } from './in-call/stage.js';
 import { errorText, t } from './i18n.js';
 import { createWaitingList } from './in-call/waiting-list.js';
@@ -35,10 +35,18 @@ const SHOW_AFTER_GATHERING_MAX_MS = 100;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export interface CallOptions {
+/** What the page knows of the call before Join: enough to build and lay out its screen ahead. */
+export interface CallScreenOptions {
   root: Element;
-  joinToken: string;
   roomName: string;
+  /** The join link's role (the server confirms it in `joined`). */
+  role: 'host' | 'guest';
+  /** The room's settings when the page was served (`joined` and `settings` bring them up to date). */
+  settings: RoomSettings;
+}
+
+export interface CallOptions {
+  joinToken: string;
   name: string;
   stream: MediaStream;
   /** The join screen's camera preview, playing `stream`, for the call's own tile. */
@@ -51,66 +59,50 @@ export interface CallOptions {
   onEnd(end: { kind: EndKind; joined: Joined | null; returnUrl: string | null; message?: string; code?: string }): void;
 }
 
-export function startCall(options: CallOptions): void {
-  const { stream } = options;
-  let settings: RoomSettings = { chat: false, screenshare: false, invites: false, audioIndicator: false };
+export interface PreparedCall {
+  /** Joins: connects, and shows the call's screen with the server's answer. Once. */
+  start(options: CallOptions): void;
+}
+
+/**
+ * Builds the call's screen while the join screen shows, and puts it in the
+ * document hidden (stage.ts prepare), so that the browser lays it out then.
+ * Its first style and layout were one long task (16–30 ms here, more on a
+ * slow phone) right when the other side's answer came in, and the answer
+ * waited for it (bench/README.md, browser). Shown, it needs only a paint.
+ */
+export function prepareCall(screen: CallScreenOptions): PreparedCall {
+  let settings = screen.settings;
   let ended = false;
+  let started = false;
   /** Waiting for a host to let this participant in: the screen is the waiting room. */
   let waiting = false;
-  let audioOn = stream.getAudioTracks().length > 0;
-  let videoOn = stream.getVideoTracks().length > 0;
+  let audioOn = true;
+  let videoOn = true;
 
-  const connection = connectCall({
-    joinToken: options.joinToken,
-    displayName: options.name,
-    socket: options.socket,
-    // Read when the join leaves, once the mesh below exists.
-    firstOffer: () => mesh.spareOffer(),
-    onDown: () => {
-      showScreen();
-      health.lost();
-    },
-    onJoinDelayed: () => {
-      showScreen();
-      stage.say(t('call.joinDelayed'));
-    },
-    onDoubt: (inDoubt) => health.doubt(inDoubt),
-    onJoined,
-    onWaiting: (entry) => {
-      showScreen();
-      waiting = true;
-      stage.setWaiting(true);
-      self.setName(entry.self.name);
-      health.rejoined();
-      render();
-    },
-    onMessage: (message) => void onMessage(message),
-    onEnd: finish,
-  });
-  const { signaling } = connection;
+  // The parts of the call that need the Join (its options, media and connections), set by start().
+  let options!: CallOptions;
+  let stream: MediaStream | null = null;
+  let connection: CallConnection | null = null;
+  let signaling!: CallConnection['signaling'];
+  let mesh!: Mesh;
+  let self: LocalTile | null = null;
+  let localMedia: LocalMedia | null = null;
+  let health!: ConnectionHealth;
+  let network!: ReturnType<typeof reportNetwork>;
+  let stopQuality = () => {};
+  let mediaWatch!: MediaWatch;
+  let screenShare!: ScreenShare;
+  let showTimer: ReturnType<typeof setTimeout> | undefined;
 
-  const mesh = new Mesh('', {}, {
-    send: (to, data) => signaling.send({ type: 'signal', to, data }),
-    onTrack: (peerId, track, from) => peers.track(peerId, track, from),
-    onState: (peerId, state) => {
-      if (state === 'connected') health.peerFlowing(peerId);
-      if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
-    },
-  });
-  mesh.addTracks(stream);
-  if (options.spare) mesh.useSpare(options.spare);
-  // The join leaves before the call's screen is built: the server answers while the page works.
-  signaling.connect(options.socket);
-
-  const stage = createStage(options.root, options.roomName);
-  const self = createLocalTile(stage, options.name, stream, options.preview);
+  const stage = createStage(screen.root, screen.roomName);
   /** Which side panel is open: the chat (open from the start on a wide screen), the devices, or none. */
   let panel: 'chat' | 'devices' | null = window.matchMedia('(min-width: 60rem)').matches ? 'chat' : null;
   let unread = 0;
   const controls = createControls({
     toggleAudio,
     toggleVideo,
-    switchCamera: () => void localMedia.switchCamera().then(render),
+    switchCamera: () => void localMedia?.switchCamera().then(render),
     toggleScreen: () => void screenShare.toggle(),
     invite: () => void invite(),
     toggleChat: () => openPanel(panel === 'chat' ? null : 'chat'),
@@ -118,12 +110,11 @@ export function startCall(options: CallOptions): void {
     toggleFullscreen: () => void (document.fullscreenElement ? document.exitFullscreen() : document.documentElement.requestFullscreen()).catch(() => {}),
     leave: () => void leave(),
   });
-  document.addEventListener('fullscreenchange', render);
   const invitePanel = createInvitePanel(stage.say);
   const devicesPanel = createDevicesPanel({
-    camera: (id) => void localMedia.useCamera(id),
-    microphone: (id) => void localMedia.useMicrophone(id),
-    speaker: (id) => localMedia.useSpeaker(id),
+    camera: (id) => void localMedia?.useCamera(id),
+    microphone: (id) => void localMedia?.useMicrophone(id),
+    speaker: (id) => localMedia?.useSpeaker(id),
   });
   const chat = createChat(async (message, messageId) => {
     const reply = await signaling.request({ type: 'chat', text: message, messageId });
@@ -131,16 +122,6 @@ export function startCall(options: CallOptions): void {
     if (reply.type === 'error' && reply.code !== 'unavailable') stage.say(errorText(reply.code));
     return reply.type === 'ack';
   });
-
-  const localMedia = createLocalMedia(stream, {
-    mesh,
-    onTrackChanged: (kind) => {
-      if (kind === 'audio') self.rebindMeter();
-      void devicesPanel.refresh(localMedia.current());
-    },
-    onSpeaker: (id) => peers.setSpeaker(id),
-  });
-  void localMedia.refresh().then(render);
 
   const peers = createRemotePeers({
     addTile: stage.addTile,
@@ -159,45 +140,124 @@ export function startCall(options: CallOptions): void {
     chime,
   });
   stage.showWaitingList(waitingList.panel);
-
-  const health = createConnectionHealth({
-    setBanner: stage.setReconnecting,
-    say: stage.say,
-    peers,
-    connections: () => mesh.byPeer(),
-    signalingHealthy: () => signaling.healthy,
-    probe: () => signaling.probe(),
-  });
-  // The server keeps a summary of what the connections measured (the participant sessions, docs/api.md).
-  const network = reportNetwork((report) => signaling.send(report));
-  const stopQuality = watchQuality(() => mesh.byPeer(), (peerId, quality) => {
-    health.quality(peerId, quality);
-    network.record(peerId, quality);
-  });
-  const mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
-    // Is it us? The server answers at once if our own connection is fine.
-    onStall: () => signaling.probe(),
-    onLost: health.peerLost,
-    onFlow: health.peerFlowing,
-  });
+  render();
+  stage.prepare();
 
   // Where the browser tells of network changes, they are hints to check the connection now.
   const onNetworkChange = () => signaling.probe();
   const networkInfo = (navigator as Navigator & { connection?: EventTarget }).connection;
-  window.addEventListener('online', onNetworkChange);
-  window.addEventListener('offline', onNetworkChange);
-  networkInfo?.addEventListener('change', onNetworkChange);
 
-  const screenShare = createScreenShare({
-    request: (message) => signaling.request(message),
-    tellStopped: () => signaling.send({ type: 'screenshare-stop' }),
-    mesh,
-    say: stage.say,
-    onSharing: controls.setSharing,
-  });
+  return { start };
+
+  function start(callOptions: CallOptions) {
+    if (started) return;
+    started = true;
+    options = callOptions;
+    const media = callOptions.stream;
+    stream = media;
+    audioOn = media.getAudioTracks().length > 0;
+    videoOn = media.getVideoTracks().length > 0;
+
+    connection = connectCall({
+      joinToken: options.joinToken,
+      displayName: options.name,
+      socket: options.socket,
+      // Read when the join leaves, once the mesh below exists.
+      firstOffer: () => mesh.spareOffer(),
+      onDown: () => {
+        showScreen();
+        health.lost();
+      },
+      onJoinDelayed: () => {
+        showScreen();
+        stage.say(t('call.joinDelayed'));
+      },
+      onDoubt: (inDoubt) => health.doubt(inDoubt),
+      onJoined,
+      onWaiting: (entry) => {
+        showScreen();
+        waiting = true;
+        stage.setWaiting(true);
+        self?.setName(entry.self.name);
+        health.rejoined();
+        render();
+      },
+      onMessage: (message) => void onMessage(message),
+      onEnd: finish,
+    });
+    signaling = connection.signaling;
+
+    mesh = new Mesh('', {}, {
+      send: (to, data) => signaling.send({ type: 'signal', to, data }),
+      onTrack: (peerId, track, from) => peers.track(peerId, track, from),
+      onState: (peerId, state) => {
+        if (state === 'connected') health.peerFlowing(peerId);
+        if (state === 'disconnected' || state === 'failed') health.peerLost(peerId);
+      },
+    });
+    mesh.addTracks(media);
+    if (options.spare) mesh.useSpare(options.spare);
+    // The join leaves before the rest is set up: the server answers while the page works.
+    signaling.connect(options.socket);
+
+    self = createLocalTile(stage, options.name, media, options.preview);
+    document.addEventListener('fullscreenchange', render);
+    localMedia = createLocalMedia(media, {
+      mesh,
+      onTrackChanged: (kind) => {
+        if (kind === 'audio') self?.rebindMeter();
+        if (localMedia) void devicesPanel.refresh(localMedia.current());
+      },
+      onSpeaker: (id) => peers.setSpeaker(id),
+    });
+    void localMedia.refresh().then(render);
+
+    health = createConnectionHealth({
+      setBanner: stage.setReconnecting,
+      say: stage.say,
+      peers,
+      connections: () => mesh.byPeer(),
+      signalingHealthy: () => signaling.healthy,
+      probe: () => signaling.probe(),
+    });
+    // The server keeps a summary of what the connections measured (the participant sessions, docs/api.md).
+    network = reportNetwork((report) => signaling.send(report));
+    stopQuality = watchQuality(() => mesh.byPeer(), (peerId, quality) => {
+      health.quality(peerId, quality);
+      network.record(peerId, quality);
+    });
+    mediaWatch = watchMediaFlow(() => mesh.byPeer(), {
+      // Is it us? The server answers at once if our own connection is fine.
+      onStall: () => signaling.probe(),
+      onLost: health.peerLost,
+      onFlow: health.peerFlowing,
+    });
+
+    window.addEventListener('online', onNetworkChange);
+    window.addEventListener('offline', onNetworkChange);
+    networkInfo?.addEventListener('change', onNetworkChange);
+
+    screenShare = createScreenShare({
+      request: (message) => signaling.request(message),
+      tellStopped: () => signaling.send({ type: 'screenshare-stop' }),
+      mesh,
+      say: stage.say,
+      onSharing: controls.setSharing,
+    });
+
+    render();
+    /**
+     * The call's screen is shown with the server's answer (in onJoined after
+     * the offers, onWaiting, ...): before it, the page reads `joined` first
+     * (bench/README.md, browser). Without an answer it shows after
+     * SHOW_CALL_AFTER_MS all the same.
+     */
+    showTimer = setTimeout(showScreen, SHOW_CALL_AFTER_MS);
+  }
 
   function isHost() {
-    return connection.joined()?.self.role === 'host';
+    // The server confirms the link's role in `joined`.
+    return (connection?.joined()?.self.role ?? screen.role) === 'host';
   }
 
   function render() {
@@ -211,9 +271,10 @@ export function startCall(options: CallOptions): void {
       ...controls.render({
         audioOn,
         videoOn,
-        hasAudio: stream.getAudioTracks().length > 0,
-        hasVideo: stream.getVideoTracks().length > 0,
-        canSwitchCamera: localMedia.canSwitchCamera(),
+        // Before Join, as most people have both (a difference costs a layout of the bar at Join).
+        hasAudio: stream ? stream.getAudioTracks().length > 0 : true,
+        hasVideo: stream ? stream.getVideoTracks().length > 0 : true,
+        canSwitchCamera: localMedia?.canSwitchCamera() ?? false,
         canShare,
         canInvite,
         canChat,
@@ -228,7 +289,7 @@ export function startCall(options: CallOptions): void {
       ...(shown === 'chat' ? [chat.panel] : shown === 'devices' ? [devicesPanel.panel] : []),
     );
     stage.setSideOpen(shown !== null || (canInvite && invitePanel.hasLink()));
-    self.showMeter(waiting || settings.audioIndicator);
+    self?.showMeter(waiting || settings.audioIndicator);
     peers.showMeters(settings.audioIndicator);
   }
 
@@ -263,10 +324,10 @@ export function startCall(options: CallOptions): void {
     }
     stage.say(joined.resumed ? t('connection.reconnected') : '');
     waitingList.set(joined.waiting);
-    self.setName(joined.self.name);
-    // The screen's first layout and paint are one long task (25–60 ms on a loaded
-    // laptop, more on a slow phone): before the offers' first candidates are out it
-    // would hold them back, and the other side's checks with them (bench/README.md, browser).
+    self?.setName(joined.self.name);
+    // Showing the screen is still a paint of the whole window (its style and layout were
+    // made ahead, prepareCall): before the offers' first candidates are out it would hold
+    // them back, and the other side's checks with them (bench/README.md, browser).
     if (gathering.length) void Promise.race([Promise.all(gathering), delay(SHOW_AFTER_GATHERING_MAX_MS)]).then(() => ended || showScreen());
     else showScreen();
     health.rejoined();
@@ -337,7 +398,7 @@ export function startCall(options: CallOptions): void {
       unread = 0;
       controls.setUnread(0);
     }
-    if (panel === 'devices') void devicesPanel.refresh(localMedia.current());
+    if (panel === 'devices' && localMedia) void devicesPanel.refresh(localMedia.current());
     render();
     if (panel === 'chat') document.getElementById('chat-input')?.focus();
   }
@@ -356,15 +417,15 @@ export function startCall(options: CallOptions): void {
 
   function toggleAudio() {
     audioOn = !audioOn;
-    for (const t of stream.getAudioTracks()) t.enabled = audioOn;
+    for (const t of stream?.getAudioTracks() ?? []) t.enabled = audioOn;
     announceMedia();
     render();
   }
 
   function toggleVideo() {
     videoOn = !videoOn;
-    for (const t of stream.getVideoTracks()) t.enabled = videoOn;
-    self.setCameraOff(!videoOn);
+    for (const t of stream?.getVideoTracks() ?? []) t.enabled = videoOn;
+    self?.setCameraOff(!videoOn);
     announceMedia();
     render();
   }
@@ -405,27 +466,18 @@ export function startCall(options: CallOptions): void {
     window.removeEventListener('offline', onNetworkChange);
     networkInfo?.removeEventListener('change', onNetworkChange);
     screenShare.stop(false);
-    stopStream(stream);
-    self.stop();
+    if (stream) stopStream(stream);
+    self?.stop();
     peers.stopMeters();
     waitingList.stop();
     // Kept when turned away: a reload sends the token again and is refused as itself, not let in as someone new.
-    if (kind !== 'replaced' && kind !== 'denied' && kind !== 'removed') connection.forget();
-    options.onEnd({ kind, joined: connection.joined(), returnUrl: connection.returnUrl(), ...(message ? { message } : {}), ...(code ? { code } : {}) });
+    if (kind !== 'replaced' && kind !== 'denied' && kind !== 'removed') connection?.forget();
+    options.onEnd({ kind, joined: connection?.joined() ?? null, returnUrl: connection?.returnUrl() ?? null, ...(message ? { message } : {}), ...(code ? { code } : {}) });
   }
 
-  render();
-  /**
-   * The call's screen is built while the server answers the join, and shown
-   * with the answer (in onJoined after the offers, onWaiting, ...): its first
-   * layout and paint would otherwise come before the page reads `joined`
-   * (11–17 ms on a loaded machine, bench/README.md, browser). Without an
-   * answer it shows after SHOW_CALL_AFTER_MS all the same.
-   */
-  const showTimer = setTimeout(showScreen, SHOW_CALL_AFTER_MS);
   function showScreen() {
     clearTimeout(showTimer);
-    self.takePreview();
+    self?.takePreview();
     stage.show();
   }
 }

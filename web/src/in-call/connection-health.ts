@@ -30,6 +30,8 @@ export interface ConnectionHealthOptions {
   probe(): void;
 }
 
+export type ConnectionHealth = ReturnType<typeof createConnectionHealth>;
+
 export function createConnectionHealth(options: ConnectionHealthOptions) {
   const { peers } = options;
   /** Our signaling connection dropped and the call is not back yet. */

@@ -49,9 +49,13 @@ export interface Controls {
 function button(testId: string, onclick: () => void, className?: string) {
   const label = h('span', { class: 'label' });
   const element = h('button', { type: 'button', 'data-testid': testId, ...(className ? { class: className } : {}), onclick });
+  let shown = '';
   return {
     element,
     set(name: IconName, text: string) {
+      // The bar is rendered again on every change of state: a button that shows the same keeps its elements.
+      if (shown === `${name} ${text}`) return;
+      shown = `${name} ${text}`;
       label.textContent = text;
       element.replaceChildren(icon(name), label, ...[...element.children].filter((c) => c.classList.contains('badge')));
     },

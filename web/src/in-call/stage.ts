@@ -13,6 +13,11 @@ import { h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
 export interface Stage {
+  /**
+   * Puts the call's screen in the document hidden, over the join screen, so
+   * that the browser lays it out before it is shown (in-call.ts prepareCall).
+   */
+  prepare(): void;
   /** Puts the call's screen in place of the join screen (once; later calls do nothing). */
   show(): void;
   /** The status line, read out by screen readers (reconnected, refusals). */
@@ -75,6 +80,7 @@ export function createStage(root: Element, roomName: string): Stage {
 
   const known = new Set<HTMLElement>();
   let waiting = false;
+  let shown = false;
 
   /** Puts `wanted` into `container`, moving nothing that is already in place (a moved video keeps playing within a task). */
   function place(container: HTMLElement, wanted: HTMLElement[]) {
@@ -119,10 +125,20 @@ export function createStage(root: Element, roomName: string): Stage {
   new ResizeObserver(fitGrid).observe(main);
 
   return {
-    show: () => {
+    prepare: () => {
       if (call.isConnected) return;
+      call.classList.add('ahead');
+      root.append(call);
+    },
+    show: () => {
+      if (shown) return;
+      shown = true;
       root.classList.add('in-call');
-      show(root, call);
+      // Laid out ahead, it stays where it is: put in again, it would be laid out again.
+      if (call.isConnected) {
+        for (const node of [...root.childNodes]) if (node !== call) node.remove();
+        call.classList.remove('ahead');
+      } else show(root, call);
       // A video given its stream while the screen was built out of the document
       // does not autoplay in Chromium: it stayed paused, black (own picture).
       for (const video of call.querySelectorAll('video')) if (video.paused) void video.play().catch(() => {});
@@ -148,8 +164,9 @@ export function createStage(root: Element, roomName: string): Stage {
       main.append(tile);
       arrange();
     },
-    showSide: (...panels) => side.replaceChildren(...panels),
+    // Rendered again on every change of state: what is already in place stays (no new style and layout).
+    showSide: (...panels) => place(side, panels),
     setSideOpen: (open) => call.classList.toggle('side-open', open),
-    showControls: (...buttons) => controls.replaceChildren(...buttons),
+    showControls: (...buttons) => place(controls, buttons),
   };
 }
