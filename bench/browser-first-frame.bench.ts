@@ -6,7 +6,9 @@
 // the call and the clicking one's camera preview is running, as it is for a
 // person looking at it. The same probe (support/realtime-first-frame-probe.js)
 // measures both pages and splits the time into phases.
-//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace] [--chrome-trace=DIR] [--signaling-delay=MS]
+//   npm run bench:browser -- [--runs=7] [--targets=bare,parley-pg,parley-pglite] [--before=DIR [--before-db=pglite]] [--trace] [--chrome-trace=DIR] [--signaling-delay=MS] [--cpu-slowdown=N]
+// --cpu-slowdown: the clicking page's main thread N times slower from just before the click
+// (DevTools' CPU throttling; 4 is its "mid-tier mobile"), as on a phone.
 // --chrome-trace: a Chromium performance trace (DevTools' format) of each run, click to first frame, saved in DIR.
 // --signaling-delay: the pages reach their server through support/delay-proxy.ts,
 // every byte MS later each way (a signaling round trip of 2 × MS, as on a real
@@ -62,6 +64,8 @@ const beforeDb = options.get('before-db') ?? 'postgres';
 const trace = options.get('trace') === 'true';
 const chromeTraceDir = options.get('chrome-trace');
 const signalingDelay = Number(options.get('signaling-delay') ?? 0);
+/** --cpu-slowdown=N: the clicking page's main thread N times slower (1: as the machine is). */
+const cpuSlowdown = Number(options.get('cpu-slowdown') ?? 1);
 if (chromeTraceDir) fs.mkdirSync(chromeTraceDir, { recursive: true });
 const names = (options.get('targets') ?? 'bare,parley-pg,parley-pglite').split(',') as TargetName[];
 if (beforeDir) names.push('parley-before');
@@ -133,6 +137,7 @@ async function measure(target: Target, browser: Browser, run: number): Promise<R
     const { page, other, start } = target.name === 'bare' ? await prepareBare(target, browser, contexts, run) : await prepareParley(target, browser, contexts);
     // Both pages settle (device lists, meters) before the click, as they have for a person looking at the preview.
     await sleep(500);
+    if (cpuSlowdown > 1) await (await page.context().newCDPSession(page)).send('Emulation.setCPUThrottlingRate', { rate: cpuSlowdown });
     if (chromeTraceDir) await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'media', 'webrtc'] });
     await page.click(start);
     await page.waitForFunction(() => (window as unknown as Probe).__probe.firstFrameAt !== null, null, { timeout: 30_000, polling: 50 });
@@ -237,7 +242,7 @@ try {
   const firstFrame = (name: TargetName) => samples.get(name)!.map((m) => m['first-frame']!);
   const refMedian = median(firstFrame(reference));
   console.log(`\n### Browser: Join to first decoded remote frame\n`);
-  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${browser.version()}, ${runs} runs per target (medians), loopback${signalingDelay ? `, the pages ${signalingDelay} ms from their server each way (--signaling-delay)` : ''}\n`);
+  console.log(`${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, Node ${process.version}, ${browser.version()}, ${runs} runs per target (medians), loopback${signalingDelay ? `, the pages ${signalingDelay} ms from their server each way (--signaling-delay)` : ''}${cpuSlowdown > 1 ? `, the clicking page's main thread ${cpuSlowdown}× slower (--cpu-slowdown)` : ''}\n`);
   console.log(markdownTable(
     ['server', 'median ms', `÷ ${reference}`, 'runs (ms, sorted)'],
     targets.map((t) => {
