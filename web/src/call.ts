@@ -26,7 +26,7 @@ function message(root: Element, title: string, text: string, testId?: string, ne
   root.querySelector('h1')?.focus();
 }
 
-/** Runs `task` when the page is idle, or within a second (requestIdleCallback is missing in Safari). */
+/** Runs `task` once the page is idle (within a second at most); 200 ms later where requestIdleCallback is missing (Safari). */
 function whenIdle(task: () => void) {
   if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 1000 });
   else setTimeout(task, 200);

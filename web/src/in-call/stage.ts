@@ -9,7 +9,7 @@
 // room: a message, their own picture, and only the controls of their media.
 // The chat and invite panels sit beside the pictures, or over them on a phone.
 // Layout lives here and in call.css; the other modules hand it elements.
-import { h, show } from '../dom.js';
+import { h } from '../dom.js';
 import { t } from '../i18n.js';
 
 export interface Stage {
@@ -134,13 +134,12 @@ export function createStage(root: Element, roomName: string): Stage {
       if (shown) return;
       shown = true;
       root.classList.add('in-call');
-      // Laid out ahead, it stays where it is: put in again, it would be laid out again.
-      if (call.isConnected) {
-        for (const node of [...root.childNodes]) if (node !== call) node.remove();
-        call.classList.remove('ahead');
-      } else show(root, call);
-      // A video given its stream while the screen was built out of the document
-      // does not autoplay in Chromium: it stayed paused, black (own picture).
+      // Laid out ahead (prepare), it stays where it is: put in again, it would be laid out again.
+      if (!call.isConnected) root.append(call);
+      for (const node of [...root.childNodes]) if (node !== call) node.remove();
+      call.classList.remove('ahead');
+      // A video given its stream out of the document or hidden may not have
+      // started in Chromium: it stayed paused, black (own picture).
       for (const video of call.querySelectorAll('video')) if (video.paused) void video.play().catch(() => {});
     },
     setWaiting: (on) => {
