@@ -69,12 +69,12 @@ export interface PreparedCall {
  * document hidden (stage.ts prepare), so that the browser lays it out then.
  * Its first style and layout were one long task (16–30 ms here, more on a
  * slow phone) right when the other side's answer came in, and the answer
- * waited for it (bench/README.md, browser). Shown, it needs only a paint.
+ * waited for it (bench/README.md, browser). Shown, it needs a restyle of its
+ * elements (visibility), a small layout and a paint.
  */
 export function prepareCall(screen: CallScreenOptions): PreparedCall {
   let settings = screen.settings;
   let ended = false;
-  let started = false;
   /** Waiting for a host to let this participant in: the screen is the waiting room. */
   let waiting = false;
   let audioOn = true;
@@ -150,8 +150,7 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
   return { start };
 
   function start(callOptions: CallOptions) {
-    if (started) return;
-    started = true;
+    if (connection) return;
     options = callOptions;
     const media = callOptions.stream;
     stream = media;
