@@ -1,8 +1,11 @@
 // A call forced through a real TURN server (Debian's coturn, started here):
 // ICE_TRANSPORT_POLICY=relay, short-lived credentials from TURN_SECRET (the
 // coturn REST scheme). Host and guest still decode each other's video, and
-// the selected candidate pair is a relayed one on both sides.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// the selected candidate pair is a relayed one on both sides. The newcomer's
+// first connection gathers its relay candidates while the join screen shows,
+// with the page's own credentials (docs/call.md, "Join").
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
 import { expectMediaFlowing, join, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
@@ -15,6 +18,8 @@ beforeAll(async () => {
   turn = await startCoturn({ secret: SECRET });
   world = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay' });
 });
+// Each test's pages are closed after it: calls left running would slow the next.
+afterEach(() => world.closeContexts());
 afterAll(async () => {
   await world?.close();
   await turn?.stop();
@@ -49,6 +54,112 @@ describe('a relay-only call through coturn', () => {
       const pairs = await selectedPairs(page);
       expect(pairs.length).toBeGreaterThan(0);
       for (const pair of pairs) expect(pair.local).toBe('relay');
+    }
+  });
+});
+
+/** The frames a page sends and receives on its sockets, as parsed JSON (listening from before it loads). */
+function frames(page: Page): { sent: any[]; received: any[] } {
+  const seen = { sent: [] as any[], received: [] as any[] };
+  page.on('websocket', (socket) => {
+    socket.on('framesent', ({ payload }) => seen.sent.push(JSON.parse(String(payload))));
+    socket.on('framereceived', ({ payload }) => seen.received.push(JSON.parse(String(payload))));
+  });
+  return seen;
+}
+
+/** The TURN user ("<expiry>:<user>") of each of the page's call connections. */
+function turnUsers(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+      .filter((pc) => pc.__remote)
+      .flatMap((pc) => pc.getConfiguration().iceServers ?? [])
+      .flatMap((server) => (server.username ? [server.username.split(':')[1] ?? ''] : [])),
+  );
+}
+
+const candidateLines = (sdp: string) => sdp.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
+
+/** The SDPs of the page's call connections (audio and video: the network check's has a data channel only) that gathered with their offer applied. */
+function gatheredOffers(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.flatMap((pc) => {
+      const sdp = pc.signalingState === 'have-local-offer' ? (pc.localDescription?.sdp ?? '') : '';
+      return sdp.includes('m=video') && sdp.includes('a=candidate:') ? [sdp] : [];
+    }),
+  );
+}
+
+describe('the first connection, made while the join screen shows', () => {
+  it('gathers through TURN with the page\u2019s own credentials: the offer in the join carries relay candidates, and the call connects on them', async () => {
+    const room = await world.createRoom();
+    const host = await world.participant();
+    const guest = await world.participant();
+    await join(host, room.host_join_url, 'Dr. Relay');
+    const seen = frames(guest);
+    await guest.goto(room.guest_join_url);
+    // While the person looks at the preview, the connection gets its relay candidate.
+    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 10_000 }).toBe(1);
+    await guest.getByTestId('name-input').fill('Patient');
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('leave-button').waitFor();
+    const joinFrame = seen.sent.find((f) => f.type === 'join');
+    // Gathered before the click: relay candidates in the SDP the join carried (relay only: nothing else).
+    const lines = candidateLines(joinFrame.offer);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toContain(' typ relay ');
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    expect((await turnUsers(guest))[0]).toMatch(/^page-[0-9a-f]{16}$/);
+    for (const pair of await selectedPairs(guest)) expect(pair.local).toBe('relay');
+  });
+
+  it('is made again when the network comes back, so that the join carries candidates of the network the page is on', async () => {
+    const room = await world.createRoom();
+    const guest = await world.participant();
+    const seen = frames(guest);
+    await guest.goto(room.guest_join_url);
+    await guest.getByTestId('local-video').waitFor();
+    const offered = () => gatheredOffers(guest);
+    await expect.poll(async () => (await offered()).length, { timeout: 10_000 }).toBe(1);
+    const [before] = await offered();
+    await guest.context().setOffline(true);
+    await guest.context().setOffline(false);
+    // The connection gathered before is closed, and a new one gathers.
+    await expect.poll(async () => (await offered()).filter((sdp) => sdp !== before).length, { timeout: 10_000 }).toBe(1);
+    expect(await offered()).not.toContain(before);
+    const [after] = await offered();
+    await guest.getByTestId('name-input').fill('Patient');
+    await guest.getByTestId('join-button').click();
+    await guest.getByTestId('leave-button').waitFor();
+    const fingerprint = (sdp: string) => /^a=fingerprint:(.+)$/m.exec(sdp)?.[1];
+    expect(fingerprint(seen.sent.find((f) => f.type === 'join').offer)).toBe(fingerprint(after!));
+  });
+
+  it('gathers at the Join instead once the page\u2019s credentials are older than a tenth of their life', { timeout: 60_000 }, async () => {
+    // TURN_TTL_SECONDS=60: six seconds of gathering ahead.
+    const shortLived = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '60' });
+    try {
+      const room = await shortLived.createRoom();
+      const host = await shortLived.participant();
+      const guest = await shortLived.participant();
+      await join(host, room.host_join_url, 'Dr. Relay');
+      const seen = frames(guest);
+      await guest.goto(room.guest_join_url);
+      await guest.waitForFunction(() => performance.now() > 7000, null, { timeout: 15_000, polling: 250 });
+      await guest.getByTestId('name-input').fill('Patient');
+      await guest.getByTestId('join-button').click();
+      await guest.getByTestId('leave-button').waitFor();
+      const joinFrame = seen.sent.find((f) => f.type === 'join');
+      // A connection made again at the window's end: its offer made ahead, nothing gathered.
+      expect(joinFrame.offer).toContain('a=fingerprint:');
+      expect(candidateLines(joinFrame.offer)).toEqual([]);
+      await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+      // Configured with the call's credentials, the participant's own.
+      const joined = seen.received.find((f) => f.type === 'joined');
+      expect(await turnUsers(guest)).toEqual([joined.self.id]);
+      for (const pair of await selectedPairs(guest)) expect(pair.local).toBe('relay');
+    } finally {
+      await shortLived.close();
     }
   });
 });

@@ -54,8 +54,8 @@ describe('GET /join/{token}', () => {
       lang: 'en',
       dir: 'ltr',
       catalogue: en,
-      // No STUN or TURN configured in this server: the check gathers with none.
-      network: { iceServers: [], iceTransportPolicy: 'all' },
+      // No STUN or TURN configured in this server: the check gathers with none, and no credentials expire.
+      network: { iceServers: [], iceTransportPolicy: 'all', ttlSeconds: null },
     });
   });
 
@@ -186,21 +186,29 @@ describe('the language of the pages', () => {
   });
 });
 
-
-describe('the join screen\u2019s network check', () => {
-  it('gets the ICE servers the call will use, with TURN credentials of its own that expire', async () => {
-    const turnServer = await startRealtimeServer({ TURN_SECRET: 'check-secret-0123456789', TURN_URLS: 'turn:turn.example:3478', ICE_TRANSPORT_POLICY: 'relay' }, build);
+describe('the join page\u2019s network data (the network check, the call\u2019s first connection)', () => {
+  it('gets the ICE servers the call will use, with TURN credentials of the page\u2019s own that expire, and their life', async () => {
+    const turnServer = await startRealtimeServer(
+      { TURN_SECRET: 'check-secret-0123456789', TURN_URLS: 'turn:turn.example:3478', ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '600' },
+      build,
+    );
     try {
       const room = await turnServer.createRoom();
-      const data = dataOf((await turnServer.app.inject({ method: 'GET', url: `/join/${room.guest_token}` })).body);
-      expect(data.network.iceTransportPolicy).toBe('relay');
-      const [turn] = data.network.iceServers;
+      const load = async () => dataOf((await turnServer.app.inject({ method: 'GET', url: `/join/${room.guest_token}` })).body).network;
+      const network = await load();
+      expect(network.iceTransportPolicy).toBe('relay');
+      expect(network.ttlSeconds).toBe(600);
+      const [turn] = network.iceServers;
       expect(turn.urls).toEqual(['turn:turn.example:3478']);
-      // coturn's REST scheme: "<expiry>:<user>", the user never a participant's token.
+      // coturn's REST scheme: "<expiry>:<user>", the user the page's own (never a participant's token, never shared).
       const [expiry, user] = String(turn.username).split(':');
-      expect(user).toBe('precall');
-      expect(Number(expiry) * 1000).toBeGreaterThan(Date.now());
+      expect(user).toMatch(/^page-[0-9a-f]{16}$/);
+      expect(Number(expiry) * 1000).toBeGreaterThan(Date.now() + 590_000);
+      expect(Number(expiry) * 1000).toBeLessThanOrEqual(Date.now() + 600_000);
       expect(turn.credential).toMatch(/^[A-Za-z0-9+/]+=*$/);
+      const again = String((await load()).iceServers[0].username).split(':')[1];
+      expect(again).toMatch(/^page-/);
+      expect(again).not.toBe(user);
     } finally {
       await turnServer.close();
     }

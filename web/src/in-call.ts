@@ -317,6 +317,8 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
         return mesh.add(info.id, true, info.id === joined.offeredTo).gathered;
       });
     }
+    // Alone: the first to come calls this page, which answers.
+    if (!joined.peers.length) mesh.readyToAnswer();
     if (waiting) {
       waiting = false;
       stage.setWaiting(false);

@@ -15,6 +15,20 @@ import type { SignalData } from '../../src/realtime/protocol.js';
 const RESTART_FAILED_EVERY_MS = 4000;
 /** An offer of ours younger than this may still be answered: a repeated announcement leaves it be. */
 const OFFER_IN_FLIGHT_MS = 1500;
+/** The longest the call's first connection gathers with the join page's ICE servers (gatherAheadWindowMs). */
+const GATHER_AHEAD_MAX_MS = 5 * 60_000;
+
+/**
+ * For how long after the join page loaded the call's first connection may
+ * gather its candidates with the page's ICE servers (prepareConnection): five
+ * minutes, and at most a tenth of the page's TURN credentials' life
+ * (`ttlSeconds`, null without TURN). A relay allocated with them ends when
+ * they expire, so at most that much sooner than one allocated at the Join;
+ * and candidates gathered long ago are more likely to be stale.
+ */
+export function gatherAheadWindowMs(ttlSeconds: number | null): number {
+  return Math.min(GATHER_AHEAD_MAX_MS, ttlSeconds === null ? Infinity : ttlSeconds * 100);
+}
 
 /** Senders whose priority preferAudio has set: it asks nothing more of them. */
 const prioritized = new WeakSet<RTCRtpSender>();
@@ -82,14 +96,17 @@ class Peer {
   constructor(
     readonly id: string,
     selfId: string,
-    rtcConfig: RTCConfiguration,
+    /** The call's ICE servers and policy, as the last `joined` gave them. */
+    private readonly rtcConfig: () => RTCConfiguration,
     private readonly events: PeerEvents,
-    /** A connection made ahead (Mesh.useSpare), already configured; else a new one. */
-    pc: RTCPeerConnection | null = null,
+    /** A connection made ahead (Mesh.useSpare), already configured; else a new one is made. */
+    spare: SpareConnection | null = null,
   ) {
     this.polite = selfId > id;
     this.gathered = new Promise((resolve) => (this.markGathered = resolve));
-    this.pc = pc ?? new RTCPeerConnection(rtcConfig);
+    this.pc = spare?.pc ?? new RTCPeerConnection(rtcConfig());
+    // A spare that gathered ahead has candidates already: the first is in its offer, or goes with it.
+    if (spare?.candidates.length) this.markGathered();
     this.pc.onnegotiationneeded = () => void this.offer();
     this.pc.onicecandidate = ({ candidate }) => {
       this.markGathered();
@@ -100,8 +117,8 @@ class Peer {
       const state = this.pc.connectionState;
       if (state === 'connected') void preferAudio(this.pc);
       if (state === 'failed' && !this.restartTimer) {
-        this.pc.restartIce();
-        this.restartTimer = setInterval(() => this.pc.restartIce(), RESTART_FAILED_EVERY_MS);
+        this.restart();
+        this.restartTimer = setInterval(() => this.restart(), RESTART_FAILED_EVERY_MS);
       }
       if (state !== 'failed' && this.restartTimer) {
         clearInterval(this.restartTimer);
@@ -109,6 +126,21 @@ class Peer {
       }
       this.events.onState(this.id, state);
     };
+  }
+
+  /**
+   * An ICE restart with the call's current servers: a connection that
+   * gathered ahead has the join page's TURN credentials, which may have
+   * expired by now (a change of servers only takes effect at a restart, hence
+   * here; Mesh.resume sets fresh ones itself).
+   */
+  private restart(): void {
+    try {
+      this.pc.setConfiguration({ ...this.pc.getConfiguration(), iceServers: this.rtcConfig().iceServers ?? [] });
+    } catch {
+      // A browser that refuses the change restarts with the servers it has.
+    }
+    this.pc.restartIce();
   }
 
   /** The other side can hear us again: an offer it may have missed meanwhile is sent again. */
@@ -135,17 +167,25 @@ class Peer {
   }
 
   /**
-   * Makes and sends an offer. With `prepared` (a spare's offer, made by
-   * createOffer on this connection and nothing changed since) it is sent at
-   * once and applied after: applying it takes a task that may wait behind the
-   * page's rendering, and the answer cannot overtake it (setRemoteDescription
-   * runs after it on the connection's operations chain, W3C WebRTC 1.0 §4.4.1.2).
-   * `sent`: the prepared offer already went out with the join; it is only applied.
+   * Makes and sends an offer. The offer of `spare` (this connection's, made
+   * ahead and nothing changed since) is sent at once: one that gathered ahead is
+   * applied already, with the candidates gathered so far in its SDP, and the
+   * later ones follow it; any other is applied after sending, as applying it
+   * takes a task that may wait behind the page's rendering, and the answer
+   * cannot overtake it (setRemoteDescription runs after it on the
+   * connection's operations chain, W3C WebRTC 1.0 §4.4.1.2).
+   * `sent`: the spare's offer already went out with the join.
    */
-  async offer(prepared?: Promise<RTCSessionDescriptionInit | null>, sent = false): Promise<void> {
+  async offer(spare: SpareConnection | null = null, sent = false): Promise<void> {
+    if (spare && spare.gatheredUntil !== null) {
+      if (!sent) this.events.send(this.id, { description: { type: 'offer', sdp: spareSdp(spare) } });
+      this.offeredAt = Date.now();
+      for (const candidate of spare.candidates.slice(spare.inSdp)) this.events.send(this.id, { candidate });
+      return;
+    }
     try {
       this.makingOffer = true;
-      const offer = prepared ? await prepared : null;
+      const offer = spare ? await spare.offer : null;
       if (offer) {
         this.offeredAt = Date.now();
         if (!sent) this.events.send(this.id, { description: { type: 'offer', sdp: offer.sdp } });
@@ -189,38 +229,76 @@ class Peer {
   }
 }
 
-/** A peer connection made ahead (prepareConnection), with its offer made but not applied. */
+/** A peer connection made ahead (prepareConnection), with its offer made. */
 export interface SpareConnection {
   pc: RTCPeerConnection;
   /** null when the browser would not make one: the connection then offers as any other. */
   offer: Promise<RTCSessionDescriptionInit | null>;
   /** The offer once made (null until then). */
   made: RTCSessionDescriptionInit | null;
+  /**
+   * Gathering ahead: its offer applied, with the join page's ICE servers, and
+   * fit for the call until this time (Date.now()). null: nothing gathered, it
+   * is configured with the call's servers when taken (Mesh.takeSpare).
+   */
+  gatheredUntil: number | null;
+  /** What it gathered so far, in order (null: gathering ended); the first `inSdp` of them went out in its offer's SDP. */
+  candidates: (Record<string, unknown> | null)[];
+  inSdp: number;
+}
+
+/** A sender's track and the stream the other side groups it in. */
+export interface Outgoing {
+  track: MediaStreamTrack;
+  stream: MediaStream;
+}
+
+/** The SDP of a spare that gathered ahead, as it is sent now: the candidates gathered so far are in it. */
+function spareSdp(spare: SpareConnection): string {
+  spare.inSdp = spare.candidates.length;
+  return spare.pc.localDescription!.sdp;
 }
 
 /**
- * A peer connection sending `stream`, and its offer, made ahead of the call
+ * A peer connection sending `tracks`, and its offer, made ahead of the call
  * (while the join screen shows): the newcomer's first offer then leaves with
  * the `join` itself (Mesh.spareOffer), or as soon as the `joined` reply is
  * read, without waiting for the connection's setup (its DTLS certificate, the
  * senders, the offer itself: 10–20 ms of the click to the offer,
- * bench/README.md, browser); a host alone in the room answers the first guest
- * with it. No ICE servers yet and no local description: it gathers nothing
- * until Mesh.add configures it with the `joined` reply's servers.
+ * bench/README.md, browser); a participant alone in the room answers the
+ * first one to come with it.
+ *
+ * `ahead`: the join page's ICE servers and until when the connection may be
+ * used with them (gatherAheadWindowMs). It then gathers now: its offer is
+ * applied, and the candidates, which only the call's TURN and STUN servers
+ * can give and which would otherwise be gathered after the `joined` reply,
+ * go with the offer in its SDP. The other side's checks can start as soon as
+ * it has the offer, whatever this page is busy with meanwhile (bench/README.md,
+ * browser). Without `ahead` it gathers nothing until Mesh.add configures it
+ * with the `joined` reply's servers.
  */
-export function prepareConnection(stream: MediaStream): SpareConnection {
-  const pc = new RTCPeerConnection();
-  for (const track of stream.getTracks()) pc.addTrack(track, stream);
+export function prepareConnection(tracks: Outgoing[], ahead?: { config: RTCConfiguration; until: number }): SpareConnection {
+  const pc = new RTCPeerConnection(ahead?.config);
+  for (const { track, stream } of tracks) pc.addTrack(track, stream);
   void preferAudio(pc);
-  const spare: SpareConnection = { pc, offer: pc.createOffer().catch(() => null), made: null };
-  void spare.offer.then((offer) => (spare.made = offer));
+  const made = pc.createOffer();
+  const offer = ahead
+    ? made.then(async (o) => {
+        await pc.setLocalDescription(o);
+        return o;
+      })
+    : made;
+  const spare: SpareConnection = { pc, offer: offer.catch(() => null), made: null, gatheredUntil: ahead?.until ?? null, candidates: [], inSdp: 0 };
+  // Until the connection is a peer's (its Peer sends them on), what it gathers is kept.
+  if (ahead) pc.onicecandidate = ({ candidate }) => spare.candidates.push(candidate ? (candidate.toJSON() as Record<string, unknown>) : null);
+  void spare.offer.then((o) => (spare.made = o));
   return spare;
 }
 
 export class Mesh {
   private peers = new Map<string, Peer>();
   /** Tracks every connection sends: camera and microphone, plus a screen while sharing. */
-  private outgoing: { track: MediaStreamTrack; stream: MediaStream }[] = [];
+  private outgoing: Outgoing[] = [];
   /** A connection made ahead (prepareConnection), for the first peer this page calls or answers. */
   private spare: SpareConnection | null = null;
 
@@ -299,31 +377,57 @@ export class Mesh {
   /**
    * Whether the spare sends exactly the tracks a new connection would (a
    * device switched or a screen shared since it was made: it does not) and
-   * has not negotiated. One with nothing to send does not fit: a caller then
-   * adds receive-only transceivers, which its prepared offer lacks.
+   * has not negotiated; one that gathered ahead, that only its own offer is
+   * applied and its time is not up (unless `offered`: its offer went out with
+   * the join and has been passed on). One with nothing to send does not fit:
+   * a caller then adds receive-only transceivers, which its prepared offer lacks.
    */
-  private spareFits(): boolean {
-    const pc = this.spare?.pc;
-    if (!pc) return false;
+  private spareFits(offered = false): boolean {
+    const spare = this.spare;
+    if (!spare) return false;
+    const { pc } = spare;
+    const untouched =
+      spare.gatheredUntil === null
+        ? pc.signalingState === 'stable' && !pc.localDescription
+        : pc.signalingState === 'have-local-offer' && spare.made !== null && (offered || Date.now() < spare.gatheredUntil);
     const sent = pc.getSenders().map((sender) => sender.track);
-    return pc.signalingState === 'stable' && !pc.localDescription && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
+    return untouched && sent.length > 0 && sent.length === this.outgoing.length && this.outgoing.every((o) => sent.includes(o.track));
   }
 
   /** The SDP of the offer the next connection would make with the spare, if it is made and fits: for the join to carry. */
   spareOffer(): string | null {
-    return this.spareFits() ? (this.spare!.made?.sdp ?? null) : null;
+    if (!this.spareFits()) return null;
+    const spare = this.spare!;
+    return spare.gatheredUntil === null ? (spare.made?.sdp ?? null) : spareSdp(spare);
   }
 
-  /** The spare connection, configured for the call, when it fits (spareFits); else null (and it is closed). */
-  private takeSpare(): SpareConnection | null {
-    const fits = this.spareFits();
+  /**
+   * Alone in the call, the first one to come will call this page: a spare
+   * that gathered ahead, its offer applied, cannot answer, so a new one that
+   * can is made now rather than when the offer comes.
+   */
+  readyToAnswer(): void {
+    if (!this.spare || this.spare.gatheredUntil === null) return;
+    this.spare.pc.close();
+    this.spare = prepareConnection(this.outgoing);
+  }
+
+  /**
+   * The spare connection, configured for the call, when it fits (spareFits)
+   * and, if it gathered ahead, this page calls (its offer is applied); else
+   * null (and it is closed).
+   */
+  private takeSpare(calling: boolean, offered: boolean): SpareConnection | null {
+    const fits = this.spareFits(offered);
     const spare = this.spare;
     this.spare = null;
     if (!spare) return null;
     const { pc } = spare;
     try {
+      // It keeps the join page's servers: changing them now would restart ICE with the next offer (JSEP, "needs-ice-restart").
+      if (fits && spare.gatheredUntil !== null && calling) return spare;
       // Changing the servers and the transport policy is allowed before gathering starts (W3C WebRTC 1.0, setConfiguration).
-      if (fits) {
+      if (fits && spare.gatheredUntil === null) {
         pc.setConfiguration({ ...pc.getConfiguration(), ...this.rtcConfig });
         return spare;
       }
@@ -340,9 +444,9 @@ export class Mesh {
    */
   add(id: string, initiate = false, offered = false): Peer {
     this.remove(id);
-    // The first connection of the page, calling or answering (a host alone in the room keeps its spare for the first guest).
-    const spare = this.takeSpare();
-    const peer = new Peer(id, this.selfId, this.rtcConfig, this.events, spare?.pc);
+    // The first connection of the page, calling or answering (one alone in the room keeps its spare for the first to come).
+    const spare = this.takeSpare(initiate, offered);
+    const peer = new Peer(id, this.selfId, () => this.rtcConfig, this.events, spare);
     if (!spare) for (const { track, stream } of this.outgoing) peer.pc.addTrack(track, stream);
     // With nothing to send, the caller still offers, to receive the other side's media.
     if (initiate && this.outgoing.length === 0) {
@@ -353,7 +457,7 @@ export class Mesh {
     // The caller offers now rather than in a later task (negotiationneeded): the
     // offer is already on the operations chain when that task runs, so it does not
     // fire again (W3C WebRTC 1.0, "update the negotiation-needed flag").
-    if (initiate) void peer.offer(spare?.offer, offered && spare !== null);
+    if (initiate) void peer.offer(spare, offered && spare !== null);
     return peer;
   }
 

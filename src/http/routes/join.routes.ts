@@ -1,6 +1,7 @@
 // The participant pages (docs/design.md#join-pages-and-the-call): the join page of every join link,
 // the page after the call (/left, the default return URL), the feedback a
 // participant gives after the call, and the front end's files.
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -34,10 +35,30 @@ export interface JoinPageData {
   dir: 'ltr' | 'rtl';
   catalogue: Catalogue;
   /**
-   * The ICE servers (TURN credentials for "precall", short-lived) the join
-   * screen's network check gathers candidates with: what the call will use.
+   * The ICE servers the call will use, with TURN credentials of this page's
+   * own (user "page-<random>", short-lived; `ttlSeconds` from now, null
+   * without TURN): the join screen's network check gathers candidates with
+   * them, and so does the call's first connection, made while the join screen
+   * shows (docs/call.md, "Join").
    */
-  network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay' };
+  network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay'; ttlSeconds: number | null };
+}
+
+/**
+ * The join page's network data. Its TURN user is the page's own, never
+ * shared: the call's first connection may keep its relay for the whole call,
+ * and a TURN server's per-user quota (coturn `user-quota`) must not count
+ * every page's under one name.
+ */
+function pageNetwork(services: Services): JoinPageData['network'] {
+  const { config } = services;
+  const user = `page-${randomBytes(8).toString('hex')}`;
+  const withTurn = config.turnSecret !== null && config.turnUrls.length > 0;
+  return {
+    iceServers: iceServersFor(config, user, services.clock.now()),
+    iceTransportPolicy: config.iceTransportPolicy,
+    ttlSeconds: withTurn ? config.turnTtlSeconds : null,
+  };
 }
 
 /** The first value of a query parameter (a repeated one takes the first). */
@@ -94,7 +115,7 @@ export const joinRoutes =
         lang,
         dir: directionOf(lang),
         catalogue: catalogueFor(lang),
-        network: { iceServers: iceServersFor(services.config, 'precall', services.clock.now()), iceTransportPolicy: services.config.iceTransportPolicy },
+        network: pageNetwork(services),
       };
       return reply.send(
         renderPage({
