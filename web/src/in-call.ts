@@ -30,8 +30,8 @@ type EndKind = 'left' | ConnectionEnd;
 
 /** The longest the join screen stays after Join when the server has not answered yet. */
 const SHOW_CALL_AFTER_MS = 150;
-/** The longest the call's screen waits, after `joined`, for the first candidates of the newcomer's offers. */
-const SHOW_AFTER_GATHERING_MAX_MS = 100;
+/** The longest the call's screen waits, after `joined`, for the answers to the newcomer's offers. */
+const SHOW_AFTER_ANSWERS_MAX_MS = 100;
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -296,8 +296,8 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
     settings = joined.settings;
     // The connections first, the screen after: what the others wait for is the offer (bench/README.md, browser).
     const rtcConfig: RTCConfiguration = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
-    /** The new connections' first candidates (Peer.gathered). */
-    let gathering: Promise<void>[] = [];
+    /** The answers to the new connections' offers (Peer.answered). */
+    let answers: Promise<void>[] = [];
     if (joined.resumed && mesh.selfId === joined.self.id) {
       // Back after a drop, as the same participant: keep the tiles and connections of those still here.
       peers.keepOnly(joined.peers.map((p) => p.id));
@@ -312,9 +312,9 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
       mesh.reset(joined.self.id, rtcConfig);
       // The newcomer calls everyone already there; they answer. (A tile added replaces its peer's connection: tile first.)
       // The first offer may have gone with the join already (offeredTo).
-      gathering = joined.peers.map((info) => {
+      answers = joined.peers.map((info) => {
         peers.add(info);
-        return mesh.add(info.id, true, info.id === joined.offeredTo).gathered;
+        return mesh.add(info.id, true, info.id === joined.offeredTo).answered;
       });
     }
     // Alone: the first to come calls this page, which answers.
@@ -326,10 +326,10 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
     stage.say(joined.resumed ? t('connection.reconnected') : '');
     waitingList.set(joined.waiting);
     self?.setName(joined.self.name);
-    // Showing the screen is still a paint of the whole window (its style and layout were
-    // made ahead, prepareCall): before the offers' first candidates are out it would hold
-    // them back, and the other side's checks with them (bench/README.md, browser).
-    if (gathering.length) void Promise.race([Promise.all(gathering), delay(SHOW_AFTER_GATHERING_MAX_MS)]).then(() => ended || showScreen());
+    // Showing the screen is still a restyle and a paint of the whole window (its style and
+    // layout were made ahead, prepareCall): before the answers are read it would hold them
+    // back, and the connections with them (bench/README.md, browser).
+    if (answers.length) void Promise.race([Promise.all(answers), delay(SHOW_AFTER_ANSWERS_MAX_MS)]).then(() => ended || showScreen());
     else showScreen();
     health.rejoined();
     announceMedia();

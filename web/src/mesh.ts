@@ -85,13 +85,13 @@ class Peer {
   private readonly polite: boolean;
   private restartTimer: ReturnType<typeof setInterval> | null = null;
   /**
-   * Settles once this connection's first candidate is out (or its gathering
-   * ended without one, or it closed). Chromium gathers through several turns
-   * of the page's main thread: a long task there right after the offer holds
-   * back the candidates the other side's checks need (bench/README.md, browser).
+   * Settles once an answer to this connection's offer is applied (or it
+   * closed). The offerer's side of the DTLS handshake waits for it, and so do
+   * candidates Chromium gathers through turns of the page's main thread: a
+   * long task there before it holds the call back (bench/README.md, browser).
    */
-  readonly gathered: Promise<void>;
-  private markGathered!: () => void;
+  readonly answered: Promise<void>;
+  private markAnswered!: () => void;
 
   constructor(
     readonly id: string,
@@ -103,13 +103,10 @@ class Peer {
     spare: SpareConnection | null = null,
   ) {
     this.polite = selfId > id;
-    this.gathered = new Promise((resolve) => (this.markGathered = resolve));
+    this.answered = new Promise((resolve) => (this.markAnswered = resolve));
     this.pc = spare?.pc ?? new RTCPeerConnection(rtcConfig());
-    // A spare that gathered ahead has candidates already: the first is in its offer, or goes with it.
-    if (spare?.candidates.length) this.markGathered();
     this.pc.onnegotiationneeded = () => void this.offer();
     this.pc.onicecandidate = ({ candidate }) => {
-      this.markGathered();
       this.events.send(this.id, { candidate: candidate ? (candidate.toJSON() as Record<string, unknown>) : null });
     };
     this.pc.ontrack = ({ track, streams }) => this.events.onTrack(this.id, track, streams[0] ?? new MediaStream([track]));
@@ -162,7 +159,7 @@ class Peer {
 
   close(): void {
     if (this.restartTimer) clearInterval(this.restartTimer);
-    this.markGathered();
+    this.markAnswered();
     this.pc.close();
   }
 
@@ -214,6 +211,7 @@ class Peer {
       this.ignoreOffer = !this.polite && collision;
       if (this.ignoreOffer) return;
       await this.pc.setRemoteDescription(description);
+      if (description.type === 'answer') this.markAnswered();
       if (description.type === 'offer') {
         await this.pc.setLocalDescription();
         const d = this.pc.localDescription!;
