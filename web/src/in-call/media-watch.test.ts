@@ -7,7 +7,11 @@ function fakeConnection() {
   const pc = {
     connectionState: 'connected' as RTCPeerConnectionState,
     packets: 0,
-    getStats: async () => new Map([['in', { id: 'in', type: 'inbound-rtp', packetsReceived: pc.packets }]]) as unknown as RTCStatsReport,
+    reads: 0,
+    getStats: async () => {
+      pc.reads++;
+      return new Map([['in', { id: 'in', type: 'inbound-rtp', packetsReceived: pc.packets }]]) as unknown as RTCStatsReport;
+    },
   };
   return pc;
 }
@@ -58,6 +62,25 @@ describe('the media watch', () => {
     });
     await vi.advanceTimersByTimeAsync(LOST_AFTER_MS * 2);
     expect(events).toEqual([]);
+    expect(watch.flowing(pc as unknown as RTCPeerConnection)).toBe(false);
+    watch.stop();
+  });
+
+  it('reads nothing from a connection until it has connected', async () => {
+    const pc = fakeConnection();
+    pc.connectionState = 'connecting';
+    const watch = watchMediaFlow(() => [['a', pc as unknown as RTCPeerConnection]], { onStall: () => {}, onLost: () => {}, onFlow: () => {} });
+    await vi.advanceTimersByTimeAsync(WATCH_EVERY_MS * 5);
+    expect(pc.reads).toBe(0);
+    pc.connectionState = 'connected';
+    pc.packets = 5;
+    await vi.advanceTimersByTimeAsync(WATCH_EVERY_MS);
+    expect(pc.reads).toBe(1);
+    expect(watch.flowing(pc as unknown as RTCPeerConnection)).toBe(true);
+    // Once media came, a connection that drops out of `connected` is still watched: that is how a stall shows.
+    pc.connectionState = 'disconnected';
+    await vi.advanceTimersByTimeAsync(STALL_AFTER_MS + WATCH_EVERY_MS);
+    expect(pc.reads).toBeGreaterThan(2);
     expect(watch.flowing(pc as unknown as RTCPeerConnection)).toBe(false);
     watch.stop();
   });

@@ -45,6 +45,9 @@ export function watchMediaFlow(connections: () => [string, RTCPeerConnection][],
   const timer = setInterval(() => {
     for (const [peerId, pc] of connections()) {
       if (pc.connectionState === 'closed') continue;
+      // Nothing can have come on a connection that has not connected yet: no getStats() (a
+      // main-thread call every WATCH_EVERY_MS) while the page works at setting the call up.
+      if (!flows.has(pc) && pc.connectionState !== 'connected') continue;
       void pc
         .getStats()
         .then((report) => {
