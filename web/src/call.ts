@@ -6,11 +6,11 @@ import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
 import { prepareCall, type PreparedCall } from './in-call.js';
-import { gatherAheadWindowMs, prepareConnection, type SpareConnection } from './mesh.js';
 import { rememberedName } from './in-call/reconnection.js';
 import { createPrecallCheck } from './precall-check.js';
 import { showPrejoin } from './prejoin.js';
 import { signalingUrl, warmSocket } from './signaling.js';
+import { keepSpareConnection } from './spare-connection.js';
 
 function message(root: Element, title: string, text: string, testId?: string, next?: string) {
   show(
@@ -40,48 +40,22 @@ async function main() {
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
   const check = createPrecallCheck({ network: data.network, ping: () => warm.ping() });
-  // The call's first peer connection, made for each preview stream while the person looks at it,
-  // and gathering its candidates with the page's ICE servers for a while after the page loaded.
-  const pageConfig: RTCConfiguration = { iceServers: data.network.iceServers as RTCIceServer[], iceTransportPolicy: data.network.iceTransportPolicy };
-  const gatherUntil = Date.now() - performance.now() + gatherAheadWindowMs(data.network.ttlSeconds);
-  let spare: SpareConnection | null = null;
-  let previewStream: MediaStream | null = null;
-  const prepare = (stream: MediaStream) => {
-    previewStream = stream;
-    spare?.pc.close();
-    spare = null;
-    try {
-      const tracks = stream.getTracks().map((track) => ({ track, stream }));
-      spare = prepareConnection(tracks, Date.now() < gatherUntil ? { config: pageConfig, until: gatherUntil } : undefined);
-    } catch {
-      // No WebRTC here (or not allowed): the join screen works as before, and the call makes its connections itself.
-    }
-  };
-  // Candidates gathered on another network are stale, and so are they all once the window is over:
-  // the connection is made again (after the window, one that gathers at the Join).
-  const prepareAgain = () => previewStream && prepare(previewStream);
-  const networkInfo = (navigator as Navigator & { connection?: EventTarget }).connection;
-  window.addEventListener('online', prepareAgain);
-  networkInfo?.addEventListener('change', prepareAgain);
-  const windowEnd = setTimeout(prepareAgain, Math.max(0, gatherUntil - Date.now()));
-  const joining = showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: prepare });
+  // The call's first peer connection, made while the person looks at the preview.
+  const spare = keepSpareConnection(data.network);
+  const joining = showPrejoin(root, { roomName: data.roomName, displayName, check, onStream: spare.useStream });
   // The call's screen, built and laid out hidden while the person looks at the join screen,
   // once the browser has a moment (Join before that builds it at once).
   let call: PreparedCall | null = null;
   const prepareScreen = () => (call ??= prepareCall({ root, roomName: data.roomName, role: data.role, settings: data.settings }));
   whenIdle(prepareScreen);
   const { name, media, preview } = await joining;
-  // The call has the connection now (and its own network watch).
-  window.removeEventListener('online', prepareAgain);
-  networkInfo?.removeEventListener('change', prepareAgain);
-  clearTimeout(windowEnd);
   prepareScreen().start({
     joinToken: data.joinToken,
     name,
     stream: media.stream,
     preview,
     socket: warm.take(),
-    spare,
+    spare: spare.take(),
     onEnd: ({ kind, joined, returnUrl, message: text, code }) => {
       // The pages after the call are cards again, not the whole window.
       root.classList.remove('in-call');
