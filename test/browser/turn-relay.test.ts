@@ -110,7 +110,9 @@ describe('the first connection, made while the join screen shows', () => {
     for (const line of lines) expect(line).toContain(' typ relay ');
     await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
     expect((await turnUsers(guest))[0]).toMatch(/^page-[0-9a-f]{16}$/);
-    for (const pair of await selectedPairs(guest)) expect(pair.local).toBe('relay');
+    const pairs = await selectedPairs(guest);
+    expect(pairs.length).toBeGreaterThan(0);
+    for (const pair of pairs) expect(pair.local).toBe('relay');
   });
 
   it('is made again when the network comes back, so that the join carries candidates of the network the page is on', async () => {
@@ -119,15 +121,14 @@ describe('the first connection, made while the join screen shows', () => {
     const seen = frames(guest);
     await guest.goto(room.guest_join_url);
     await guest.getByTestId('local-video').waitFor();
-    const offered = () => gatheredOffers(guest);
-    await expect.poll(async () => (await offered()).length, { timeout: 10_000 }).toBe(1);
-    const [before] = await offered();
+    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 10_000 }).toBe(1);
+    const [before] = await gatheredOffers(guest);
     await guest.context().setOffline(true);
     await guest.context().setOffline(false);
     // The connection gathered before is closed, and a new one gathers.
-    await expect.poll(async () => (await offered()).filter((sdp) => sdp !== before).length, { timeout: 10_000 }).toBe(1);
-    expect(await offered()).not.toContain(before);
-    const [after] = await offered();
+    await expect.poll(async () => (await gatheredOffers(guest)).filter((sdp) => sdp !== before).length, { timeout: 10_000 }).toBe(1);
+    const [after, ...others] = await gatheredOffers(guest);
+    expect(others).toEqual([]);
     await guest.getByTestId('name-input').fill('Patient');
     await guest.getByTestId('join-button').click();
     await guest.getByTestId('leave-button').waitFor();
@@ -157,7 +158,9 @@ describe('the first connection, made while the join screen shows', () => {
       // Configured with the call's credentials, the participant's own.
       const joined = seen.received.find((f) => f.type === 'joined');
       expect(await turnUsers(guest)).toEqual([joined.self.id]);
-      for (const pair of await selectedPairs(guest)) expect(pair.local).toBe('relay');
+      const pairs = await selectedPairs(guest);
+      expect(pairs.length).toBeGreaterThan(0);
+      for (const pair of pairs) expect(pair.local).toBe('relay');
     } finally {
       await shortLived.close();
     }

@@ -25,9 +25,10 @@ export function keepSpareConnection(network: JoinPageData['network']): SpareKeep
   const make = () => {
     spare?.pc.close();
     spare = null;
-    if (!stream) return;
+    const sending = stream;
+    if (!sending) return;
     try {
-      const tracks = stream.getTracks().map((track) => ({ track, stream: stream! }));
+      const tracks = sending.getTracks().map((track) => ({ track, stream: sending }));
       spare = prepareConnection(tracks, Date.now() < gatherUntil ? { config, until: gatherUntil } : undefined);
     } catch {
       // No WebRTC here (or not allowed): the join screen works as before, and the call makes its connections itself.
