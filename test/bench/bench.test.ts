@@ -2,7 +2,8 @@
 // benchmark runs end to end at a tiny size (its own PostgreSQL, Parley from
 // dist/, the two node:http baselines, the autocannon worker), as does its
 // sustained run, and the scale data generators leave counts that agree with
-// the rows. PostgreSQL set only: both are about PostgreSQL, and once is enough.
+// the rows; the ICE gathering one runs once in headless Chromium. PostgreSQL
+// set only: most are about PostgreSQL, and once is enough.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,6 +24,14 @@ const outboxRow = (variant: string, operations: number) =>
   new RegExp(`^\\| ${variant.replace(/[()]/g, '\\$&')}( \\| \\d+\\.\\d{3} \\| [+-]\\d+\\.\\d %){${operations * 2}} \\|$`, 'm');
 
 describe.runIf(testDb === 'postgres')('benchmarks', () => {
+  it('the ICE gathering benchmark reports, for an idle page, a busy one and a busy one with a candidate pool, when gathering began and the first candidate came', { timeout: 60_000 }, async () => {
+    const { stdout } = await execFileP(process.execPath, ['--import', 'tsx', 'bench/ice-gathering-busy-page.bench.ts', '--runs=1'], { cwd: root, timeout: 55_000 });
+    const rows = stdout.split('\n').filter((line) => /^\| (idle|busy|busy-pool) \|/.test(line));
+    expect(rows.map((row) => row.split('|')[1]!.trim())).toEqual(['idle', 'busy', 'busy-pool']);
+    // Each cell: the median, then every run's figure in brackets (one run here).
+    for (const row of rows) for (const cell of row.split('|').slice(2, 4)) expect(cell.trim()).toMatch(/^(\d+) \(\1\)$/);
+  });
+
   // Three servers and three endpoints: over a minute on a busy machine.
   it('the API benchmark runs and reports Parley against both baselines', { timeout: 240_000 }, async () => {
     expect(fs.existsSync(path.join(root, 'dist/src/main.js')), 'dist/src/main.js: run `npm run build`').toBe(true);
