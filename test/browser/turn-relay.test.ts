@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
-import { expectMediaFlowing, join, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { expectMediaFlowing, join, pressJoin, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 const SECRET = 'turn-test-secret-0123456789';
 let turn: { url: string; stop(): Promise<void> };
@@ -100,9 +100,7 @@ describe('the first connection, made while the join screen shows', () => {
     await guest.goto(room.guest_join_url);
     // While the person looks at the preview, the connection gets its relay candidate.
     await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 10_000 }).toBe(1);
-    await guest.getByTestId('name-input').fill('Patient');
-    await guest.getByTestId('join-button').click();
-    await guest.getByTestId('leave-button').waitFor();
+    await pressJoin(guest, 'Patient');
     const joinFrame = seen.sent.find((f) => f.type === 'join');
     // Gathered before the click: relay candidates in the SDP the join carried (relay only: nothing else).
     const lines = candidateLines(joinFrame.offer);
@@ -129,9 +127,7 @@ describe('the first connection, made while the join screen shows', () => {
     await expect.poll(async () => (await gatheredOffers(guest)).filter((sdp) => sdp !== before).length, { timeout: 10_000 }).toBe(1);
     const [after, ...others] = await gatheredOffers(guest);
     expect(others).toEqual([]);
-    await guest.getByTestId('name-input').fill('Patient');
-    await guest.getByTestId('join-button').click();
-    await guest.getByTestId('leave-button').waitFor();
+    await pressJoin(guest, 'Patient');
     const fingerprint = (sdp: string) => /^a=fingerprint:(.+)$/m.exec(sdp)?.[1];
     expect(fingerprint(seen.sent.find((f) => f.type === 'join').offer)).toBe(fingerprint(after!));
   });
@@ -147,9 +143,7 @@ describe('the first connection, made while the join screen shows', () => {
       const seen = frames(guest);
       await guest.goto(room.guest_join_url);
       await guest.waitForFunction(() => performance.now() > 7000, null, { timeout: 15_000, polling: 250 });
-      await guest.getByTestId('name-input').fill('Patient');
-      await guest.getByTestId('join-button').click();
-      await guest.getByTestId('leave-button').waitFor();
+      await pressJoin(guest, 'Patient');
       const joinFrame = seen.sent.find((f) => f.type === 'join');
       // A connection made again at the window's end: its offer made ahead, nothing gathered.
       expect(joinFrame.offer).toContain('a=fingerprint:');

@@ -320,6 +320,11 @@ export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Pro
 
 export async function join(page: Page, url: string, name?: string): Promise<void> {
   await page.goto(url);
+  await pressJoin(page, name);
+}
+
+/** On the join screen already open: the name typed (if given), Join pressed, and the call's screen there. */
+export async function pressJoin(page: Page, name?: string): Promise<void> {
   if (name !== undefined) await page.getByTestId('name-input').fill(name);
   await page.getByTestId('join-button').click();
   await page.getByTestId('leave-button').waitFor();
