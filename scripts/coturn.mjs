@@ -14,11 +14,14 @@ export function findTurnserver() {
   return null;
 }
 
-/** `address`: where coturn listens and relays (127.0.0.1, or a veth address a network namespace reaches). */
-export async function startCoturn({ secret, realm = 'parley.test', address = '127.0.0.1' }) {
+/**
+ * `address`: where coturn listens and relays (127.0.0.1, or a veth address a network namespace reaches).
+ * `port`: a port to listen on (a TURN server started again where the pages know it), else a free one.
+ */
+export async function startCoturn({ secret, realm = 'parley.test', address = '127.0.0.1', port: wanted = undefined }) {
   const binary = findTurnserver();
   if (!binary) throw new Error('No turnserver found: install it with `apt-get install coturn` (.ci/run does).');
-  const port = await freePort();
+  const port = wanted ?? (await freePort());
   const minPort = 40000 + Math.floor(Math.random() * 20000);
   const child = spawn(
     binary,

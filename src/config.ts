@@ -178,7 +178,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     iceServers: configuredIce,
     turnSecret,
     turnUrls,
-    turnTtlSeconds: integer(env, 'TURN_TTL_SECONDS', 3600, 60, 86400),
+    turnTtlSeconds: integer(env, 'TURN_TTL_SECONDS', 3600, 10, 86400),
     redisUrl,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     allowedOrigins: [...new Set([new URL(publicUrl).origin, ...extraOrigins])],

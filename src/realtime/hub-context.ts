@@ -31,6 +31,8 @@ export interface HubOptions {
   log: FastifyBaseLogger;
   publicUrl: string;
   iceServersFor(peerId: string): IceServerInfo[];
+  /** How often a participant in the call gets fresh ICE servers (ice-renewal.ts); null or absent: never. */
+  iceRenewalMs?: number | null;
   iceTransportPolicy: 'all' | 'relay';
   /** Observes every well-formed frame and the number of open connections (metrics). */
   observe?: { message(type: string): void; connections(delta: 1 | -1): void };

@@ -6,7 +6,7 @@ import { createTestContext, manualClock, roomBody, type TestContext } from '../.
 import type { SignalBus } from './buses/signal-bus.js';
 import { handleJoin } from './handlers/join.js';
 import { createHubContext, type HubContext } from './hub-context.js';
-import type { ServerMessage } from './protocol.js';
+import type { IceServerInfo, ServerMessage } from './protocol.js';
 import { createSession, type Connection, type Session } from './session.js';
 
 export interface RecordingConnection extends Connection {
@@ -80,6 +80,9 @@ export interface HubFixtureOptions {
   bus?: () => SignalBus;
   /** How long a dropped participant is held (default 0: a drop is a leave at once). */
   reconnectGraceMs?: number;
+  /** The ICE servers a participant gets (default: one STUN server), and how often they are renewed (default never). */
+  iceServersFor?: (peerId: string) => IceServerInfo[];
+  iceRenewalMs?: number;
 }
 
 export async function createHubFixture(options: HubFixtureOptions = {}): Promise<HubFixture> {
@@ -93,7 +96,8 @@ export async function createHubFixture(options: HubFixtureOptions = {}): Promise
     clock,
     log: test.app.log,
     publicUrl: 'http://parley.test',
-    iceServersFor: () => [{ urls: 'stun:stun.test' }],
+    iceServersFor: options.iceServersFor ?? (() => [{ urls: 'stun:stun.test' }]),
+    iceRenewalMs: options.iceRenewalMs ?? null,
     iceTransportPolicy: 'all',
     reconnectGraceMs: options.reconnectGraceMs ?? 0,
   });

@@ -147,6 +147,12 @@ export type ServerMessage =
   | { type: 'screenshare-stopped'; from: string }
   | { type: 'settings'; settings: RoomSettings }
   | { type: 'pong' }
+  /**
+   * Fresh TURN credentials for this participant, sent every half of their
+   * life while it is in the call (ice-renewal.ts): for the connections it
+   * makes or restarts from now on. Only with TURN configured.
+   */
+  | { type: 'ice-servers'; iceServers: IceServerInfo[] }
   /** The room was closed or deleted through the API: the socket closes right after. */
   | { type: 'room-closed'; reason: 'closed' | 'deleted' };
 

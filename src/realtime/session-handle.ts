@@ -3,6 +3,7 @@
 import { CloseCode } from './close-codes.js';
 import { dispatch } from './dispatch.js';
 import type { HubContext } from './hub-context.js';
+import { stopIceRenewal } from './ice-renewal.js';
 import { parseClientMessage, type ParseResult } from './protocol.js';
 import { createSession, fail, type Connection, type Session } from './session.js';
 
@@ -56,6 +57,7 @@ export function connectionClosed(ctx: HubContext, session: Session): void {
   ctx.options.observe?.connections(-1);
   ctx.open.delete(session);
   if (session.joinTimer) clearTimeout(session.joinTimer);
+  stopIceRenewal(session);
   const wasEnded = session.ended;
   session.ended = true;
   session.state = 'gone';

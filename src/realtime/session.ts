@@ -34,6 +34,8 @@ export interface Session {
   allowNetworkReport: () => boolean;
   failedJoins: number;
   joinTimer: NodeJS.Timeout | null;
+  /** Sends fresh TURN credentials while in the call (ice-renewal.ts). */
+  iceRenewal: NodeJS.Timeout | null;
 }
 
 export function createSession(connection: Connection, clock: Clock): Session {
@@ -52,6 +54,7 @@ export function createSession(connection: Connection, clock: Clock): Session {
     allowNetworkReport: tokenBucket(3, 0.2, clock),
     failedJoins: 0,
     joinTimer: null,
+    iceRenewal: null,
   };
 }
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { iceServersFor, turnCredentials } from './turn-credentials.js';
+import { iceRenewalMs, iceServersFor, turnCredentials } from './turn-credentials.js';
 
 describe('turnCredentials', () => {
   it('follows the coturn REST scheme: expiry:user and base64 HMAC-SHA1 of the username', () => {
@@ -21,5 +21,14 @@ describe('iceServersFor', () => {
     const withTurn = iceServersFor({ ...base, turnSecret: 'k', turnUrls: ['turn:127.0.0.1:3478'] }, 'p', now);
     expect(withTurn).toHaveLength(2);
     expect(withTurn[1]).toEqual({ urls: ['turn:127.0.0.1:3478'], username: '60:p', credential: createHmac('sha1', 'k').update('60:p').digest('base64') });
+  });
+});
+
+describe('iceRenewalMs', () => {
+  it('is half the credentials\u2019 life with TURN, and null without (nothing expires)', () => {
+    const base = { iceServers: [{ urls: 'stun:stun.example.org:3478' }], turnTtlSeconds: 3600 };
+    expect(iceRenewalMs({ ...base, turnSecret: 'k', turnUrls: ['turn:127.0.0.1:3478'] })).toBe(1_800_000);
+    expect(iceRenewalMs({ ...base, turnTtlSeconds: 10, turnSecret: 'k', turnUrls: ['turn:127.0.0.1:3478'] })).toBe(5_000);
+    expect(iceRenewalMs({ ...base, turnSecret: null, turnUrls: [] })).toBeNull();
   });
 });

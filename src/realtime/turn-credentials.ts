@@ -13,15 +13,24 @@ export function turnCredentials(secret: string, user: string, ttlSeconds: number
   return { username, credential };
 }
 
+type TurnConfig = { iceServers: IceServerInfo[]; turnSecret: string | null; turnUrls: string[]; turnTtlSeconds: number };
+
+const hasTurn = (config: TurnConfig): config is TurnConfig & { turnSecret: string } => Boolean(config.turnSecret) && config.turnUrls.length > 0;
+
 /** The ICE servers a participant gets: the configured ones, plus TURN with fresh credentials when a secret is set. */
-export function iceServersFor(
-  config: { iceServers: IceServerInfo[]; turnSecret: string | null; turnUrls: string[]; turnTtlSeconds: number },
-  user: string,
-  now: Date,
-): IceServerInfo[] {
+export function iceServersFor(config: TurnConfig, user: string, now: Date): IceServerInfo[] {
   const servers = config.iceServers.map((s) => ({ ...s }));
-  if (config.turnSecret && config.turnUrls.length) {
+  if (hasTurn(config)) {
     servers.push({ urls: [...config.turnUrls], ...turnCredentials(config.turnSecret, user, config.turnTtlSeconds, now) });
   }
   return servers;
+}
+
+/**
+ * How often a participant in the call gets fresh credentials (ice-renewal.ts):
+ * at half their life, so that the page always holds some valid for at least
+ * that long. null without TURN: nothing it has expires.
+ */
+export function iceRenewalMs(config: TurnConfig): number | null {
+  return hasTurn(config) ? (config.turnTtlSeconds * 1000) / 2 : null;
 }

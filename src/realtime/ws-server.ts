@@ -8,7 +8,7 @@ import type { WebSocket } from 'ws';
 import type { Services } from '../services.js';
 import { createHub, type Hub } from './hub.js';
 import { MAX_FRAME_BYTES, type ServerMessage } from './protocol.js';
-import { iceServersFor } from './turn-credentials.js';
+import { iceRenewalMs, iceServersFor } from './turn-credentials.js';
 
 /** Connections are pinged in this many groups, one group every 1/PING_SLICES of the heartbeat interval. */
 const PING_SLICES = 10;
@@ -41,6 +41,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       log: app.log,
       publicUrl: config.publicUrl,
       iceServersFor: (peerId) => iceServersFor(config, peerId, services.clock.now()),
+      iceRenewalMs: iceRenewalMs(config),
       iceTransportPolicy: config.iceTransportPolicy,
       reconnectGraceMs: config.reconnectGraceSeconds * 1000,
       observe: {

@@ -8,10 +8,10 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
-import { expectMediaFlowing, join, pressJoin, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { callConnectionStates, expectMediaFlowing, inboundStats, join, pressJoin, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 const SECRET = 'turn-test-secret-0123456789';
-let turn: { url: string; stop(): Promise<void> };
+let turn: { url: string; port: number; stop(): Promise<void> };
 let world: BrowserWorld;
 
 beforeAll(async () => {
@@ -68,15 +68,24 @@ function frames(page: Page): { sent: any[]; received: any[] } {
   return seen;
 }
 
-/** The TURN user ("<expiry>:<user>") of each of the page's call connections. */
-function turnUsers(page: Page): Promise<string[]> {
+/** The TURN username ("<expiry>:<user>") each of the page's call connections is configured with. */
+function turnUsernames(page: Page): Promise<string[]> {
   return page.evaluate(() =>
     (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
       .filter((pc) => pc.__remote)
       .flatMap((pc) => pc.getConfiguration().iceServers ?? [])
-      .flatMap((server) => (server.username ? [server.username.split(':')[1] ?? ''] : [])),
+      .flatMap((server) => (server.username ? [server.username] : [])),
   );
 }
+
+/** The TURN user of each of the page's call connections. */
+const turnUsers = async (page: Page) => (await turnUsernames(page)).map((username) => username.split(':')[1] ?? '');
+/** When a TURN username stops being valid, in ms since the epoch. */
+const expiryOf = (username: string) => Number(username.split(':')[0]) * 1000;
+/** The TURN username among ICE servers a message carried. */
+const turnUsernameIn = (iceServers: { urls: string | string[]; username?: string }[]) =>
+  iceServers.find((s) => [s.urls].flat().some((u) => u.startsWith('turn:')))!.username!;
+const until = (time: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, time - Date.now())));
 
 const candidateLines = (sdp: string) => sdp.split(/\r?\n/).filter((line) => line.startsWith('a=candidate:'));
 
@@ -132,31 +141,76 @@ describe('the first connection, made while the join screen shows', () => {
     expect(fingerprint(seen.sent.find((f) => f.type === 'join').offer)).toBe(fingerprint(after!));
   });
 
-  it('gathers at the Join instead once the page\u2019s credentials are older than a tenth of their life', { timeout: 60_000 }, async () => {
-    // TURN_TTL_SECONDS=60: six seconds of gathering ahead.
-    const shortLived = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '60' });
-    try {
-      const room = await shortLived.createRoom();
-      const host = await shortLived.participant();
-      const guest = await shortLived.participant();
-      await join(host, room.host_join_url, 'Dr. Relay');
-      const seen = frames(guest);
-      await guest.goto(room.guest_join_url);
-      await guest.waitForFunction(() => performance.now() > 7000, null, { timeout: 15_000, polling: 250 });
-      await pressJoin(guest, 'Patient');
-      const joinFrame = seen.sent.find((f) => f.type === 'join');
-      // A connection made again at the window's end: its offer made ahead, nothing gathered.
-      expect(joinFrame.offer).toContain('a=fingerprint:');
-      expect(candidateLines(joinFrame.offer)).toEqual([]);
-      await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
-      // Configured with the call's credentials, the participant's own.
-      const joined = seen.received.find((f) => f.type === 'joined');
-      expect(await turnUsers(guest)).toEqual([joined.self.id]);
-      const pairs = await selectedPairs(guest);
-      expect(pairs.length).toBeGreaterThan(0);
-      for (const pair of pairs) expect(pair.local).toBe('relay');
-    } finally {
-      await shortLived.close();
+});
+
+describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed during the call', () => {
+  let shortLived: BrowserWorld;
+  beforeAll(async () => {
+    shortLived = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '10' });
+  });
+  afterEach(() => shortLived.closeContexts());
+  afterAll(() => shortLived?.close());
+
+  it('make the first connection gather at the Join once the page\u2019s are older than a tenth of their life', async () => {
+    const room = await shortLived.createRoom();
+    const host = await shortLived.participant();
+    const guest = await shortLived.participant();
+    await join(host, room.host_join_url, 'Dr. Relay');
+    const seen = frames(guest);
+    await guest.goto(room.guest_join_url);
+    // One second of gathering ahead.
+    await guest.waitForFunction(() => performance.now() > 1500, null, { timeout: 15_000, polling: 250 });
+    await pressJoin(guest, 'Patient');
+    const joinFrame = seen.sent.find((f) => f.type === 'join');
+    // A connection made again at the window's end: its offer made ahead, nothing gathered.
+    expect(joinFrame.offer).toContain('a=fingerprint:');
+    expect(candidateLines(joinFrame.offer)).toEqual([]);
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    // Configured with the call's credentials, the participant's own.
+    const joined = seen.received.find((f) => f.type === 'joined');
+    expect(await turnUsers(guest)).toEqual([joined.self.id]);
+    const pairs = await selectedPairs(guest);
+    expect(pairs.length).toBeGreaterThan(0);
+    for (const pair of pairs) expect(pair.local).toBe('relay');
+  });
+
+  it('let a host alone for longer than their life answer through the relay, and the call come back through it after an outage', { timeout: 150_000 }, async () => {
+    const room = await shortLived.createRoom();
+    const host = await shortLived.participant();
+    const guest = await shortLived.participant();
+    const hostFrames = frames(host);
+    await join(host, room.host_join_url, 'Dr. Relay');
+    const joined = hostFrames.received.find((f) => f.type === 'joined');
+    // Alone until the credentials of the join have expired: fresh ones came meanwhile.
+    await until(expiryOf(turnUsernameIn(joined.iceServers)) + 1000);
+    const renewed = () => hostFrames.received.filter((f) => f.type === 'ice-servers').map((f) => turnUsernameIn(f.iceServers));
+    expect(renewed().length).toBeGreaterThanOrEqual(2);
+    for (const username of renewed()) expect(username.split(':')[1]).toBe(joined.self.id);
+
+    await join(guest, room.guest_join_url, 'Patient');
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    // The host answered with renewed credentials (relay only: the expired ones would have given it no candidate).
+    const [answeredWith] = await turnUsernames(host);
+    expect(renewed()).toContain(answeredWith);
+    for (const page of [host, guest]) for (const pair of await selectedPairs(page)) expect(pair.local).toBe('relay');
+
+    // Every credential the two connections were made with expires; the relays they allocated stay.
+    const madeWith = [answeredWith!, ...(await turnUsernames(guest))];
+    await until(Math.max(...madeWith.map(expiryOf)) + 1000);
+    expect(await callConnectionStates(host)).toEqual(['connected']);
+    // The TURN server goes away and comes back: both sides restart ICE, and new relays need valid credentials.
+    const { port } = turn;
+    await turn.stop();
+    await expect.poll(() => callConnectionStates(host), { timeout: 30_000 }).not.toEqual(['connected']);
+    turn = await startCoturn({ secret: SECRET, port });
+    await expect.poll(() => callConnectionStates(host), { timeout: 60_000 }).toEqual(['connected']);
+    await expect.poll(() => callConnectionStates(guest), { timeout: 10_000 }).toEqual(['connected']);
+    const before = await inboundStats(guest);
+    await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(before.framesDecoded);
+    for (const page of [host, guest]) for (const pair of await selectedPairs(page)) expect(pair.local).toBe('relay');
+    // Restarted with credentials that were valid then, the guest's own too (it had made its connection with the join page's).
+    for (const username of [...(await turnUsernames(host)), ...(await turnUsernames(guest))]) {
+      expect(madeWith).not.toContain(username);
     }
   });
 });

@@ -369,6 +369,8 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
         return;
       case 'signal':
         return mesh.signal(message.from, message.data);
+      case 'ice-servers':
+        return mesh.renewIceServers(message.iceServers as RTCIceServer[]);
       case 'chat':
         chat.append(message);
         if (panel !== 'chat' || !settings.chat) controls.setUnread(++unread);

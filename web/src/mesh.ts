@@ -22,9 +22,11 @@ const GATHER_AHEAD_MAX_MS = 5 * 60_000;
  * For how long after the join page loaded the call's first connection may
  * gather its candidates with the page's ICE servers (prepareConnection): five
  * minutes, and at most a tenth of the page's TURN credentials' life
- * (`ttlSeconds`, null without TURN). A relay allocated with them ends when
- * they expire, so at most that much sooner than one allocated at the Join;
- * and candidates gathered long ago are more likely to be stale.
+ * (`ttlSeconds`, null without TURN). Candidates gathered long ago are more
+ * likely to be stale; and while coturn keeps refreshing a relay after its
+ * credentials expired (docs/signaling.md, "TURN"), a TURN server that checks
+ * them at every refresh would end it then, at most that much sooner than one
+ * allocated at the Join.
  */
 export function gatherAheadWindowMs(ttlSeconds: number | null): number {
   return Math.min(GATHER_AHEAD_MAX_MS, ttlSeconds === null ? Infinity : ttlSeconds * 100);
@@ -70,6 +72,13 @@ export function fingerprintOf(sdp: string | undefined): string | null {
   return /^a=fingerprint:(.+)$/m.exec(sdp ?? '')?.[1]?.trim() ?? null;
 }
 
+/** Whether an offer restarts ICE: its ICE username fragment differs from the one the connection knows (RFC 8839 §4.4.1.1.1). */
+export function restartsIce(known: string | undefined, offer: string | undefined): boolean {
+  const ufrag = (sdp: string | undefined) => /^a=ice-ufrag:(\S+)/m.exec(sdp ?? '')?.[1] ?? null;
+  const before = ufrag(known);
+  return before !== null && ufrag(offer) !== before;
+}
+
 export interface PeerEvents {
   send(to: string, data: SignalData): void;
   onTrack(peerId: string, track: MediaStreamTrack, stream: MediaStream): void;
@@ -96,7 +105,7 @@ class Peer {
   constructor(
     readonly id: string,
     selfId: string,
-    /** The call's ICE servers and policy, as the last `joined` gave them. */
+    /** The call's ICE servers and policy, as the last `joined` or `ice-servers` gave them. */
     private readonly rtcConfig: () => RTCConfiguration,
     private readonly events: PeerEvents,
     /** A connection made ahead (Mesh.useSpare), already configured; else a new one is made. */
@@ -125,19 +134,27 @@ class Peer {
     };
   }
 
+  /** An ICE restart, with the call's current servers (useCurrentServers). */
+  restart(): void {
+    this.useCurrentServers();
+    this.pc.restartIce();
+  }
+
   /**
-   * An ICE restart with the call's current servers: a connection that
-   * gathered ahead has the join page's TURN credentials, which may have
-   * expired by now (a change of servers only takes effect at a restart, hence
-   * here; Mesh.resume sets fresh ones itself).
+   * The call's current servers, for the next gathering: an ICE restart's,
+   * ours or the other side's. The connection's own may hold TURN credentials
+   * that expired since it was made (the join page's, or an earlier `joined`'s;
+   * the server sends fresh ones during the call, Mesh.renewIceServers), and a
+   * new relay needs valid ones. Only here: a change of servers makes the next
+   * offer restart ICE (JSEP, "needs-ice-restart"), which a working
+   * connection must not do for it.
    */
-  private restart(): void {
+  private useCurrentServers(): void {
     try {
       this.pc.setConfiguration({ ...this.pc.getConfiguration(), iceServers: this.rtcConfig().iceServers ?? [] });
     } catch {
-      // A browser that refuses the change restarts with the servers it has.
+      // A browser that refuses the change gathers with the servers it has.
     }
-    this.pc.restartIce();
   }
 
   /** The other side can hear us again: an offer it may have missed meanwhile is sent again. */
@@ -210,6 +227,8 @@ class Peer {
       const collision = description.type === 'offer' && (this.makingOffer || this.pc.signalingState !== 'stable');
       this.ignoreOffer = !this.polite && collision;
       if (this.ignoreOffer) return;
+      // The other side restarts ICE: this side gathers anew too, with servers it can use now.
+      if (description.type === 'offer' && restartsIce(this.pc.remoteDescription?.sdp, description.sdp)) this.useCurrentServers();
       await this.pc.setRemoteDescription(description);
       if (description.type === 'answer') this.markAnswered();
       if (description.type === 'offer') {
@@ -308,6 +327,16 @@ export class Mesh {
     private readonly events: PeerEvents,
   ) {}
 
+  /**
+   * Fresh ICE servers from the server (`ice-servers`, its TURN credentials
+   * renewed): for the connections made from now on and the next ICE restart
+   * of each (Peer.useCurrentServers). Working connections keep theirs: their
+   * relays live on after the old credentials expire.
+   */
+  renewIceServers(iceServers: RTCIceServer[]): void {
+    this.rtcConfig = { ...this.rtcConfig, iceServers };
+  }
+
   reset(selfId: string, rtcConfig: RTCConfiguration): void {
     for (const id of [...this.peers.keys()]) this.remove(id);
     this.selfId = selfId;
@@ -331,13 +360,7 @@ export class Mesh {
         this.add(id, true);
         continue;
       }
-      if (flowing(peer.pc)) continue;
-      try {
-        peer.pc.setConfiguration({ ...peer.pc.getConfiguration(), iceServers: rtcConfig.iceServers ?? [] });
-      } catch {
-        // A browser that refuses to change the configuration restarts with the credentials it has.
-      }
-      peer.pc.restartIce();
+      if (!flowing(peer.pc)) peer.restart();
     }
   }
 

@@ -9,6 +9,7 @@ import { returnUrlOf, settingsOf } from '../../domain/participation/participatio
 import type { HostDecision } from '../buses/signal-bus.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
+import { keepIceServersFresh } from '../ice-renewal.js';
 import type { PeerInfo } from '../protocol.js';
 import { fail, reply, type Session } from '../session.js';
 import type { CallHandler } from './call-handler.js';
@@ -115,6 +116,7 @@ async function enterCall(ctx: HubContext, session: Session, waiting: Participant
     returnUrl: returnUrlOf(room, participant.role),
     resumed: false,
   });
+  keepIceServersFresh(ctx, session);
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
   ctx.log.info({ room: room.id, peer: participant.peerId }, 'participant let in');
 }

@@ -5,6 +5,7 @@ import { NotFoundError, RoomClosedError } from '../../errors.js';
 import { returnUrlOf, RoomFullError, settingsOf, TurnedAwayError } from '../../domain/participation/participation.service.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
+import { keepIceServersFresh } from '../ice-renewal.js';
 import type { ClientMessage } from '../protocol.js';
 import { fail, reply, type Session } from '../session.js';
 import { letInOnceOpen, peerInfo } from './host-controls.js';
@@ -88,6 +89,7 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     returnUrl: returnUrlOf(room, participant.role),
     resumed,
   });
+  keepIceServersFresh(ctx, session);
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
   if (offeredTo) void ctx.rooms.publish(session, offeredTo, { type: 'signal', from: participant.peerId, data: { description: { type: 'offer', sdp: message.offer } } });
   log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
