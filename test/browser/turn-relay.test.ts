@@ -8,7 +8,18 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
-import { callConnectionStates, expectMediaFlowing, inboundStats, join, pressJoin, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import {
+  callConnectionStates,
+  expectMediaFlowing,
+  expiryOf,
+  inboundStats,
+  join,
+  pressJoin,
+  selectedPairs,
+  startWorld,
+  turnUsernames,
+  type BrowserWorld,
+} from '../helpers/browser.js';
 
 const SECRET = 'turn-test-secret-0123456789';
 let turn: { url: string; port: number; stop(): Promise<void> };
@@ -68,20 +79,8 @@ function frames(page: Page): { sent: any[]; received: any[] } {
   return seen;
 }
 
-/** The TURN username ("<expiry>:<user>") each of the page's call connections is configured with. */
-function turnUsernames(page: Page): Promise<string[]> {
-  return page.evaluate(() =>
-    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
-      .filter((pc) => pc.__remote)
-      .flatMap((pc) => pc.getConfiguration().iceServers ?? [])
-      .flatMap((server) => (server.username ? [server.username] : [])),
-  );
-}
-
 /** The TURN user of each of the page's call connections. */
 const turnUsers = async (page: Page) => (await turnUsernames(page)).map((username) => username.split(':')[1] ?? '');
-/** When a TURN username stops being valid, in ms since the epoch. */
-const expiryOf = (username: string) => Number(username.split(':')[0]) * 1000;
 /** The TURN username among ICE servers a message carried. */
 const turnUsernameIn = (iceServers: { urls: string | string[]; username?: string }[]) =>
   iceServers.find((s) => [s.urls].flat().some((u) => u.startsWith('turn:')))!.username!;

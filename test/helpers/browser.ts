@@ -246,10 +246,10 @@ export async function inboundStats(page: AnyPage): Promise<InboundStats> {
   };
 }
 
-/** Types of the local and remote candidates of each connection's selected pair. */
-export async function selectedPairs(page: Page): Promise<{ local: string; remote: string }[]> {
+/** Types of the local and remote candidates of each connection's selected pair, and the local one's address ("ip:port"). */
+export async function selectedPairs(page: Page): Promise<{ local: string; remote: string; localAddress: string }[]> {
   return page.evaluate(async () => {
-    const pairs: { local: string; remote: string }[] = [];
+    const pairs: { local: string; remote: string; localAddress: string }[] = [];
     for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
       if (pc.connectionState !== 'connected') continue;
       const stats = await pc.getStats();
@@ -258,7 +258,8 @@ export async function selectedPairs(page: Page): Promise<{ local: string; remote
       stats.forEach((s) => {
         if (s.type === 'transport' && s.selectedCandidatePairId) {
           const pair = byId.get(s.selectedCandidatePairId);
-          pairs.push({ local: byId.get(pair.localCandidateId)?.candidateType, remote: byId.get(pair.remoteCandidateId)?.candidateType });
+          const local = byId.get(pair.localCandidateId);
+          pairs.push({ local: local?.candidateType, remote: byId.get(pair.remoteCandidateId)?.candidateType, localAddress: `${local?.address}:${local?.port}` });
         }
       });
     }
@@ -308,6 +309,19 @@ export async function watchBanner(page: Page): Promise<() => Promise<boolean>> {
 }
 
 /** Waits until the page decodes remote video and receives remote audio. */
+/** The TURN username ("<expiry>:<user>") each of the page's call connections is configured with. */
+export function turnUsernames(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+      .filter((pc) => pc.__remote)
+      .flatMap((pc) => pc.getConfiguration().iceServers ?? [])
+      .flatMap((server) => (server.username ? [server.username] : [])),
+  );
+}
+
+/** When a TURN username (coturn's REST scheme) stops being valid, in ms since the epoch. */
+export const expiryOf = (username: string) => Number(username.split(':')[0]) * 1000;
+
 export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
