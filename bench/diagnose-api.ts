@@ -1,18 +1,21 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements] [--log-level=info]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements] [--durable] [--log-level=info]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
 // database and rooms (Parley still makes them), to see what Parley adds.
 // --independent: the same of bench/independent-baseline-server.ts, on its own
 // schema and database of the same cluster, with rooms of its own.
+// --durable: PostgreSQL with fsync and synchronous commits on (as bench:api --durable).
 // Prints, for the measured window (after a warm-up):
 //  - CPU microseconds per request of each thread of the server (main = the
 //    event loop; the others are V8's GC helpers and libuv's pool) and of
 //    PostgreSQL, from /proc; with --statements, the statements per request
 //    PostgreSQL ran, from pg_stat_database (adds 22 s of waiting for its counts);
+//  - the WAL PostgreSQL wrote per request (bytes, the whole cluster's, from
+//    pg_current_wal_lsn): what a durable commit waits to flush;
 //  - scavenges (count, median pause) and what they promoted to the old space
 //    per request, from --trace-gc: old-space growth between two scavenges is
 //    garbage only a major GC will collect;
@@ -39,6 +42,7 @@ const heapSample = options.has('heap-sample');
 const baseline = options.has('baseline');
 const independent = options.has('independent');
 const countStatements = options.has('statements');
+const durable = options.has('durable');
 const entry = path.join(path.resolve(options.get('build') ?? root), 'dist/src/main.js');
 const INSPECTOR_PORT = await freePort();
 
@@ -81,6 +85,14 @@ async function transactions(url: string): Promise<number> {
   await new Promise((resolve) => setTimeout(resolve, 11_000));
   return withClient(url, async (client) => {
     const { rows } = await client.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()');
+    return Number(rows[0]!.n);
+  });
+}
+
+/** Where the cluster's write-ahead log ends now, in bytes. */
+function walPosition(url: string): Promise<number> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ n: string }>(`select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint as n`);
     return Number(rows[0]!.n);
   });
 }
@@ -162,7 +174,7 @@ function selfTimeByPackage(profile: CpuProfile, requests: number): [string, numb
 }
 
 if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
-const database = await startBenchPostgres({ durable: false, log: () => {} });
+const database = await startBenchPostgres({ durable, log: () => {} });
 const port = await freePort();
 const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(heapSample || cpuProfDir ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
 const parley = await startProcess({
@@ -204,9 +216,11 @@ try {
   const gcBefore = scavenges(server.output()).length;
   const cpuBefore = threadCpu(server.pid);
   const postgresBefore = postgresCpu();
+  const walBefore = await walPosition(database.url);
   const result = await load(seconds);
   const cpuAfter = threadCpu(server.pid);
   const postgresSpent = postgresCpu() - postgresBefore;
+  const walWritten = (await walPosition(database.url)) - walBefore;
   const measured = scavenges(server.output()).slice(gcBefore);
   // Less one for this count's own statement.
   const statements = countStatements ? (await transactions(database.url)) - transactionsBefore - 1 : 0;
@@ -218,7 +232,8 @@ try {
     if (spent > 0) console.log(`  ${thread.padEnd(28)} ${Math.round((spent * 1000) / result.total)}`);
   }
   console.log(`  ${'PostgreSQL (all processes)'.padEnd(28)} ${Math.round((postgresSpent * 1000) / result.total)}`);
-  if (countStatements) console.log(`\nStatements (transactions) per request: ${(statements / result.total).toFixed(2)}`);
+  console.log(`\nWAL per request: ${Math.round(walWritten / result.total)} bytes`);
+  if (countStatements) console.log(`Statements (transactions) per request: ${(statements / result.total).toFixed(2)}`);
   const promoted = measured.slice(1).map((gc, i) => gc.after - measured[i]!.after);
   console.log(
     `\nScavenges: ${measured.length}, median pause ${median(measured.map((gc) => gc.pause)).toFixed(2)} ms, ` +
