@@ -57,6 +57,8 @@ export interface Clients {
   relayLoaded(target: RealtimeTarget, perSocketRate: number, seconds: number): Promise<RelayResult>;
   closeAll(): Promise<void>;
   stop(): void;
+  /** The client process (for pinning it to a core). */
+  pid: number;
 }
 
 /** Forks the client process; every command has a deadline after which the process is killed. */
@@ -103,6 +105,7 @@ export async function startClients(): Promise<Clients> {
       child.kill('SIGKILL');
       process.off('exit', killOnExit);
     },
+    pid: child.pid!,
   };
 }
 

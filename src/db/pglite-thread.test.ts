@@ -28,6 +28,14 @@ beforeAll(async () => {
 afterAll(() => handle?.close());
 
 describe('PGlite in a worker thread', () => {
+  it('runs at a lower priority than the event loop (Linux: a nice value per thread)', () => {
+    const niceOf = (thread: string) => Number(fs.readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
+    const main = niceOf(String(process.pid));
+    // The database's thread is lowered to 10; the main thread (its id is the process's) keeps its own.
+    expect(fs.readdirSync('/proc/self/task').map(niceOf)).toContain(10);
+    expect(main).toBeLessThan(10);
+  });
+
   it('gives back rows with int8 as numbers and dates as text, and the affected row count', async () => {
     const inserted = await sql`insert into items values (${9007199254740991}, 'a', '2030-03-10')`.execute(handle.db);
     expect(inserted.numAffectedRows).toBe(1n);
