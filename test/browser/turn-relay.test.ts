@@ -213,3 +213,27 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     }
   });
 });
+
+describe('TURN reached over TCP only (what a network that drops UDP leaves, as some hospitals\u2019 do)', () => {
+  let overTcp: BrowserWorld;
+  beforeAll(async () => {
+    overTcp = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url.replace('transport=udp', 'transport=tcp'), ICE_TRANSPORT_POLICY: 'relay' });
+  });
+  afterEach(() => overTcp.closeContexts());
+  afterAll(() => overTcp?.close());
+
+  it('connects host and guest through relays reached over TCP', async () => {
+    const room = await overTcp.createRoom();
+    const host = await overTcp.participant();
+    const guest = await overTcp.participant();
+    await join(host, room.host_join_url, 'Dr. Relay');
+    await join(guest, room.guest_join_url, 'Patient');
+    await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+    for (const page of [host, guest]) {
+      // The selected pair's local candidate: a relay, allocated over TCP to the TURN server.
+      const pairs = await selectedPairs(page);
+      expect(pairs.length).toBeGreaterThan(0);
+      for (const pair of pairs) expect(pair).toMatchObject({ local: 'relay', relayProtocol: 'tcp' });
+    }
+  });
+});

@@ -246,10 +246,13 @@ export async function inboundStats(page: AnyPage): Promise<InboundStats> {
   };
 }
 
-/** Types of the local and remote candidates of each connection's selected pair, and the local one's address ("ip:port"). */
-export async function selectedPairs(page: Page): Promise<{ local: string; remote: string; localAddress: string }[]> {
+/**
+ * Types of the local and remote candidates of each connection's selected pair,
+ * the local one's address ("ip:port") and, for a relay, how it reaches its TURN server (udp, tcp, tls).
+ */
+export async function selectedPairs(page: Page): Promise<{ local: string; remote: string; localAddress: string; relayProtocol?: string }[]> {
   return page.evaluate(async () => {
-    const pairs: { local: string; remote: string; localAddress: string }[] = [];
+    const pairs: { local: string; remote: string; localAddress: string; relayProtocol?: string }[] = [];
     for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
       if (pc.connectionState !== 'connected') continue;
       const stats = await pc.getStats();
@@ -259,7 +262,12 @@ export async function selectedPairs(page: Page): Promise<{ local: string; remote
         if (s.type === 'transport' && s.selectedCandidatePairId) {
           const pair = byId.get(s.selectedCandidatePairId);
           const local = byId.get(pair.localCandidateId);
-          pairs.push({ local: local?.candidateType, remote: byId.get(pair.remoteCandidateId)?.candidateType, localAddress: `${local?.address}:${local?.port}` });
+          pairs.push({
+            local: local?.candidateType,
+            remote: byId.get(pair.remoteCandidateId)?.candidateType,
+            localAddress: `${local?.address}:${local?.port}`,
+            relayProtocol: local?.relayProtocol,
+          });
         }
       });
     }
