@@ -18,7 +18,7 @@
 // Parley with signaling off the API's event loop could show on this machine.
 //   npm run bench:signaling-load -- [--reps=3] [--rooms=500] [--seconds=8] [--connections=100]
 //        [--relay-rate=0.2] [--targets=parley-pglite,parley-pg] [--before=DIR] [--before-db=pglite|pg] [--log-level=info] [--api-concurrency=0,8]
-//        [--env-variants='KEY=VALUE;KEY=VALUE']
+//        [--env-variants='KEY=VALUE;KEY=VALUE'] [--pin]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -53,10 +53,11 @@ const envVariants = (options.get('env-variants')?.split(';') ?? []).map((setting
  * `--pin`: each target's server (all its threads: the event loop, its PGlite
  * thread) alone on the first core, everything else (PostgreSQL, the load
  * processes, the clients, the control) on the second, where the clients and
- * the control, which measure, run before the load and PostgreSQL (nice -20). On a 2-core machine the load generator and the
- * 1,000 clients otherwise take the server's core as well, and the control
- * relay, which the API never touches, misses the target too (bench/README.md).
- * Linux only (`taskset`, `renice`), as root.
+ * the control, which measure, run before the load and PostgreSQL (nice -20).
+ * On a 2-core machine the load generator and the 1,000 clients otherwise take
+ * the server's core as well, and the control relay, which the API never
+ * touches, misses the target too (bench/README.md). Linux only (`taskset`,
+ * `renice`), as root.
  */
 const pin = options.has('pin');
 const log = (line: string) => process.stderr.write(line + '\n');

@@ -142,18 +142,28 @@ describe('the first connection, made while the join screen shows', () => {
 
 });
 
-describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed during the call', () => {
-  let shortLived: BrowserWorld;
+/**
+ * A world of its own for the tests of one describe block, relay only through
+ * the coturn above with `env` added: started before them, its pages closed
+ * after each, stopped after the last. `env` is read then (coturn's URL is known).
+ */
+function worldOfItsOwn(env: () => Record<string, string>): () => BrowserWorld {
+  let own: BrowserWorld;
   beforeAll(async () => {
-    shortLived = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '10' });
+    own = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url, ICE_TRANSPORT_POLICY: 'relay', ...env() });
   });
-  afterEach(() => shortLived.closeContexts());
-  afterAll(() => shortLived?.close());
+  afterEach(() => own.closeContexts());
+  afterAll(() => own?.close());
+  return () => own;
+}
+
+describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed during the call', () => {
+  const shortLived = worldOfItsOwn(() => ({ TURN_TTL_SECONDS: '10' }));
 
   it('make the first connection gather at the Join once the page\u2019s are older than a tenth of their life', async () => {
-    const room = await shortLived.createRoom();
-    const host = await shortLived.participant();
-    const guest = await shortLived.participant();
+    const room = await shortLived().createRoom();
+    const host = await shortLived().participant();
+    const guest = await shortLived().participant();
     await join(host, room.host_join_url, 'Dr. Relay');
     const seen = frames(guest);
     await guest.goto(room.guest_join_url);
@@ -174,9 +184,9 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
   });
 
   it('let a host alone for longer than their life answer through the relay, and the call come back through it after an outage', { timeout: 150_000 }, async () => {
-    const room = await shortLived.createRoom();
-    const host = await shortLived.participant();
-    const guest = await shortLived.participant();
+    const room = await shortLived().createRoom();
+    const host = await shortLived().participant();
+    const guest = await shortLived().participant();
     const hostFrames = frames(host);
     await join(host, room.host_join_url, 'Dr. Relay');
     const joined = hostFrames.received.find((f) => f.type === 'joined');
@@ -215,17 +225,12 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
 });
 
 describe('TURN reached over TCP only (what a network that drops UDP leaves, as some hospitals\u2019 do)', () => {
-  let overTcp: BrowserWorld;
-  beforeAll(async () => {
-    overTcp = await startWorld({ TURN_SECRET: SECRET, TURN_URLS: turn.url.replace('transport=udp', 'transport=tcp'), ICE_TRANSPORT_POLICY: 'relay' });
-  });
-  afterEach(() => overTcp.closeContexts());
-  afterAll(() => overTcp?.close());
+  const overTcp = worldOfItsOwn(() => ({ TURN_URLS: turn.url.replace('transport=udp', 'transport=tcp') }));
 
   it('connects host and guest through relays reached over TCP', async () => {
-    const room = await overTcp.createRoom();
-    const host = await overTcp.participant();
-    const guest = await overTcp.participant();
+    const room = await overTcp().createRoom();
+    const host = await overTcp().participant();
+    const guest = await overTcp().participant();
     await join(host, room.host_join_url, 'Dr. Relay');
     await join(guest, room.guest_join_url, 'Patient');
     await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);

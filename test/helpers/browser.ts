@@ -316,7 +316,6 @@ export async function watchBanner(page: Page): Promise<() => Promise<boolean>> {
   return () => page.evaluate(() => (window as unknown as { __bannerShown: boolean }).__bannerShown);
 }
 
-/** Waits until the page decodes remote video and receives remote audio. */
 /** The TURN username ("<expiry>:<user>") each of the page's call connections is configured with. */
 export function turnUsernames(page: Page): Promise<string[]> {
   return page.evaluate(() =>
@@ -330,6 +329,7 @@ export function turnUsernames(page: Page): Promise<string[]> {
 /** When a TURN username (coturn's REST scheme) stops being valid, in ms since the epoch. */
 export const expiryOf = (username: string) => Number(username.split(':')[0]) * 1000;
 
+/** Waits until the page decodes remote video and receives remote audio. */
 export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
