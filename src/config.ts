@@ -31,6 +31,8 @@ export interface Config {
   /** Delete non-permanent rooms this long after their scheduled end or last activity. */
   cleanupAfterSeconds: number;
   cleanupIntervalSeconds: number;
+  /** How often the embedded database is checked for tables to VACUUM or ANALYZE (db/embedded-maintenance.ts; PGlite only). */
+  embeddedMaintenanceIntervalSeconds: number;
   /** A room with nobody in it becomes `ended` after this grace (reconnects within it keep it started). */
   roomEndGraceSeconds: number;
   /**
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     nodeId: env.NODE_ID || randomUUID(),
     cleanupAfterSeconds: integer(env, 'CLEANUP_AFTER_DAYS', 30, 0, 36500) * 86400,
     cleanupIntervalSeconds: integer(env, 'CLEANUP_INTERVAL_SECONDS', 3600, 1, 86400 * 7),
+    embeddedMaintenanceIntervalSeconds: integer(env, 'EMBEDDED_MAINTENANCE_INTERVAL_SECONDS', 60, 1, 86400),
     roomEndGraceSeconds: integer(env, 'ROOM_END_GRACE_SECONDS', 15, 0, 3600),
     reconnectGraceSeconds: integer(env, 'RECONNECT_GRACE_SECONDS', 20, 0, 600),
     heartbeatIntervalSeconds: integer(env, 'HEARTBEAT_INTERVAL_SECONDS', 2, 1, 60),

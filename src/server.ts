@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
+import { maintainEmbedded } from './db/embedded-maintenance.js';
 import { migrate } from './db/migrate.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
@@ -55,6 +56,10 @@ export async function startServer(
         { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
         // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle).
         { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
+        // PGlite has no autovacuum: this does its work (db/embedded-maintenance.ts). PostgreSQL's own does it there.
+        ...(database.kind === 'pglite'
+          ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
+          : []),
       ],
       app.log,
       (job, outcome) => services.metrics.jobRuns.inc({ job, outcome }),
