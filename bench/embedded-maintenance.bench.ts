@@ -1,13 +1,13 @@
-// What the embedded database's autovacuum (src/db/embedded-maintenance.ts)
-// keeps and what it costs: Parley on PGlite (DATA_DIR) with the job at the
+// What the embedded database's autovacuum and checkpoints
+// (src/db/embedded-maintenance.ts) keep and what they cost: Parley on PGlite (DATA_DIR) with the job at the
 // given interval, against the same with it off (the interval at a day, as
 // before the job), in one run. Each runs `--seconds` of an integrator's
 // traffic in rounds (create `--rooms` rooms, two PUTs of each, delete them;
 // 10 requests at a time), while a probe asks GET /readyz (one `select 1` on
 // the database) every 20 ms: a VACUUM holds the database's one connection, and
-// the probe's slowest answers show how long. Then it reports the data
-// directory's size, the rooms deleted a second, and GET room over the last
-// round's rooms (a 5 s load at 10 connections).
+// the probe's slowest answers show how long. Then it reports the size on disk
+// of the tables and indexes and of the WAL, the rooms deleted a second, and
+// GET room over the last round's rooms (a 5 s load at 10 connections).
 //   npm run bench:embedded-maintenance -- [--reps=2] [--seconds=120] [--rooms=500] [--interval=60]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,21 +43,21 @@ async function measure(label: string, maintenanceSeconds: string) {
   const dataDir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'parley-bench-maintenance-'));
   const server = await startParley({ DATA_DIR: dataDir, EMBEDDED_MAINTENANCE_INTERVAL_SECONDS: maintenanceSeconds, LOG_LEVEL: 'warn' });
   try {
-    return { label, ...(await traffic(server)), bytes: await stoppedSize(server, dataDir) };
+    return { label, ...(await traffic(server, dataDir)), bytes: await stoppedSize(server, dataDir) };
   } finally {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-/** The tables and indexes (base/, not the WAL's preallocated segments), once the server has stopped. */
+/** The tables and indexes (base/), once the server has stopped. */
 async function stoppedSize(server: ServerProcess, dataDir: string): Promise<number> {
   await server.stop();
   return sizeOf(path.join(dataDir, 'pglite', 'base'));
 }
 
-/** The rounds with the probe beside them, then GET room over the last round's rooms. */
-async function traffic(server: ServerProcess & { instanceToken: string }) {
+/** The rounds with the probe beside them, the WAL's size after them, then GET room over the last round's rooms. */
+async function traffic(server: ServerProcess & { instanceToken: string }, dataDir: string) {
   const call = async (method: string, pathname: string, body?: unknown) => {
     const response = await fetch(server.url + pathname, {
       method,
@@ -96,8 +96,10 @@ async function traffic(server: ServerProcess & { instanceToken: string }) {
     await probeDone;
   }
   const elapsed = (Date.now() - startedAt) / 1000;
+  // While the server runs: its shutdown checkpoint removes WAL segments.
+  const walBytes = sizeOf(path.join(dataDir, 'pglite', 'pg_wal'));
   const get = await runLoad({ origin: server.url, method: 'GET', paths: tokens.map((t) => `/api/rooms/${t}`), token: server.instanceToken, connections: 10, seconds: 5, maxRequests: 200_000 });
-  return { deletedPerSecond: deleted / elapsed, probeP50: median(probe), probeP99: percentile(probe, 99), probeMax: Math.max(...probe), get };
+  return { walBytes, deletedPerSecond: deleted / elapsed, probeP50: median(probe), probeP99: percentile(probe, 99), probeMax: Math.max(...probe), get };
 }
 
 console.error(`embedded maintenance: ${reps} repetitions of ${seconds} s of rounds of ${roomsPerRound} rooms, with the job every ${interval} s and without`);
@@ -110,7 +112,7 @@ for (let rep = 0; rep < reps; rep++) {
   // The order alternates by repetition: the machine's drift falls on both.
   for (const variant of rep % 2 ? [...variants].reverse() : variants) {
     const result = await measure(variant.label, variant.interval);
-    console.error(`rep ${rep + 1} ${variant.label}: ${fixed(result.bytes / 1e6)} MB, ${fixed(result.deletedPerSecond, 0)} deleted/s, probe p99 ${fixed(result.probeP99, 2)} max ${fixed(result.probeMax, 1)} ms, GET ${fixed(result.get.requestsPerSecond, 0)}/s`);
+    console.error(`rep ${rep + 1} ${variant.label}: ${fixed(result.bytes / 1e6)} MB, WAL ${fixed(result.walBytes / 1e6)} MB, ${fixed(result.deletedPerSecond, 0)} deleted/s, probe p99 ${fixed(result.probeP99, 2)} max ${fixed(result.probeMax, 1)} ms, GET ${fixed(result.get.requestsPerSecond, 0)}/s`);
     runs.get(variant.label)!.push(result);
   }
 }
@@ -122,10 +124,11 @@ console.log(
 const med = (results: Awaited<ReturnType<typeof measure>>[], pick: (r: Awaited<ReturnType<typeof measure>>) => number) => median(results.map(pick));
 console.log(
   markdownTable(
-    ['maintenance', 'tables and indexes on disk', 'rooms deleted/s', 'probe p50', 'probe p99', 'probe max', 'GET room req/s', 'GET p50', 'GET p99'],
+    ['maintenance', 'tables and indexes on disk', 'WAL on disk after the rounds', 'rooms deleted/s', 'probe p50', 'probe p99', 'probe max', 'GET room req/s', 'GET p50', 'GET p99'],
     [...runs].map(([label, r]) => [
       label,
       `${fixed(med(r, (x) => x.bytes) / 1e6)} MB`,
+      `${fixed(med(r, (x) => x.walBytes) / 1e6)} MB`,
       fixed(med(r, (x) => x.deletedPerSecond), 0),
       fixed(med(r, (x) => x.probeP50), 2),
       fixed(med(r, (x) => x.probeP99), 2),
