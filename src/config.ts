@@ -31,7 +31,7 @@ export interface Config {
   /** Delete non-permanent rooms this long after their scheduled end or last activity. */
   cleanupAfterSeconds: number;
   cleanupIntervalSeconds: number;
-  /** How often the embedded database is checked for tables to VACUUM or ANALYZE (db/embedded-maintenance.ts; PGlite only). */
+  /** How often the embedded database is checked for tables to VACUUM or ANALYZE and WAL to checkpoint (db/embedded-maintenance.ts; PGlite only). */
   embeddedMaintenanceIntervalSeconds: number;
   /** A room with nobody in it becomes `ended` after this grace (reconnects within it keep it started). */
   roomEndGraceSeconds: number;

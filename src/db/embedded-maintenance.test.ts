@@ -1,6 +1,6 @@
-// The embedded database's autovacuum (embedded-maintenance.ts). PGlite only:
-// PostgreSQL's own autovacuum does this there, and its statistics come from
-// many connections, each reporting on its own schedule.
+// The embedded database's autovacuum and checkpoints (embedded-maintenance.ts).
+// PGlite only: PostgreSQL's own background workers do this there, and its
+// statistics come from many connections, each reporting on its own schedule.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, testDb } from '../../test/helpers/database.js';
