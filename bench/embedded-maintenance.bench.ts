@@ -43,17 +43,14 @@ async function measure(label: string, maintenanceSeconds: string) {
   const dataDir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'parley-bench-maintenance-'));
   const server = await startParley({ DATA_DIR: dataDir, EMBEDDED_MAINTENANCE_INTERVAL_SECONDS: maintenanceSeconds, LOG_LEVEL: 'warn' });
   try {
-    return { label, ...(await traffic(server, dataDir)), bytes: await stoppedSize(server, dataDir) };
-  } finally {
+    const measured = await traffic(server, dataDir);
     await server.stop();
+    // The tables and indexes (base/), as the stopped server left them.
+    return { label, ...measured, bytes: sizeOf(path.join(dataDir, 'pglite', 'base')) };
+  } finally {
+    await server.stop(); // does nothing after the stop above; stops it after a failure
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** The tables and indexes (base/), once the server has stopped. */
-async function stoppedSize(server: ServerProcess, dataDir: string): Promise<number> {
-  await server.stop();
-  return sizeOf(path.join(dataDir, 'pglite', 'base'));
 }
 
 /** The rounds with the probe beside them, the WAL's size after them, then GET room over the last round's rooms. */

@@ -56,7 +56,7 @@ export async function startServer(
         { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
         // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle).
         { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
-        // PGlite has no autovacuum: this does its work (db/embedded-maintenance.ts). PostgreSQL's own does it there.
+        // PGlite has no autovacuum or checkpointer: this does their work (db/embedded-maintenance.ts). PostgreSQL's own do it there.
         ...(database.kind === 'pglite'
           ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
           : []),

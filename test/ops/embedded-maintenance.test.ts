@@ -1,5 +1,6 @@
-// The server runs the embedded database's autovacuum (src/db/embedded-maintenance.ts)
-// on PGlite, and leaves it to PostgreSQL's own on PostgreSQL.
+// The server runs the embedded database's autovacuum and checkpoints
+// (src/db/embedded-maintenance.ts) on PGlite, and leaves them to PostgreSQL's
+// own workers on PostgreSQL.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
