@@ -11,6 +11,7 @@
 //   npm run bench:embedded-maintenance -- [--reps=2] [--seconds=120] [--rooms=500] [--interval=60]
 import fs from 'node:fs';
 import path from 'node:path';
+import { inLanes } from './support/lanes.js';
 import { runLoad } from './support/load.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median, percentile } from './support/stats.js';
@@ -29,14 +30,6 @@ function sizeOf(dir: string): number {
     total += entry.isDirectory() ? sizeOf(file) : fs.statSync(file).size;
   }
   return total;
-}
-
-/** Runs `work` over the items, `parallel` at a time. */
-async function each<T>(items: T[], parallel: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
 }
 
 async function measure(label: string, maintenanceSeconds: string) {
@@ -80,12 +73,14 @@ async function traffic(server: ServerProcess & { instanceToken: string }, dataDi
   try {
     for (;;) {
       tokens = [];
-      await each(Array.from({ length: roomsPerRound }, (_, i) => i), 10, async (i) => {
+      await inLanes(roomsPerRound, 10, async (i) => {
         tokens.push((await call('POST', '/api/rooms', { name: `Room ${i}`, meeting_duration: 30, scheduled_at: '2030-01-01T10:00:00Z' }))!.token);
       });
-      for (const name of ['First change', 'Second change']) await each(tokens, 10, async (token) => void (await call('PUT', `/api/rooms/${token}`, { name, meeting_duration: 45, scheduled_at: '2030-01-01T11:00:00Z' })));
+      for (const name of ['First change', 'Second change']) {
+        await inLanes(tokens.length, 10, (i) => call('PUT', `/api/rooms/${tokens[i]}`, { name, meeting_duration: 45, scheduled_at: '2030-01-01T11:00:00Z' }));
+      }
       if (Date.now() - startedAt >= seconds * 1000) break; // the last round's rooms stay, for the GETs
-      await each(tokens, 10, async (token) => void (await call('DELETE', `/api/rooms/${token}`)));
+      await inLanes(tokens.length, 10, (i) => call('DELETE', `/api/rooms/${tokens[i]}`));
       deleted += tokens.length;
     }
   } finally {

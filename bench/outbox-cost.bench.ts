@@ -23,6 +23,7 @@ import { openPGlite, openPostgres } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
 import { createServices } from '../src/services.js';
 import { clusterCpu, processCpuMs } from './support/cpu.js';
+import { inLanes } from './support/lanes.js';
 import { startBenchPostgres } from './support/postgres.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 import { joinAndLeave, startJoinServer, type JoinServer } from './support/ws-join.js';
@@ -102,10 +103,7 @@ try {
       await setUp();
       for (const [operation, run] of operations) {
         const [started, cpuStarted] = [performance.now(), cpuMs()];
-        let next = 0;
-        await Promise.all(Array.from({ length: concurrency }, async () => {
-          while (next < perBlock) await run(next++);
-        }));
+        await inLanes(perBlock, concurrency, run);
         record(wall, key(name, operation), (performance.now() - started) / perBlock);
         record(cpu, key(name, operation), (cpuMs() - cpuStarted) / perBlock);
       }

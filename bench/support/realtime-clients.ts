@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import type { ClientCommand, ClientReply, JoinResult, Participant, RelayResult } from './realtime-driver.js';
+import { inLanes } from './lanes.js';
 import { percentile } from './stats.js';
 
 const MAX_SOCKETS = 6000;
@@ -85,20 +86,15 @@ async function join(command: Extract<ClientCommand, { op: 'join' }>): Promise<Jo
   const times: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
-  let next = 0;
   const started = performance.now();
-  const lane = async () => {
-    while (next < command.participants.length) {
-      const participant = command.participants[next++]!;
-      try {
-        times.push(await joinOne(command.url, command.origin, participant, command.timeoutMs));
-      } catch (error) {
-        errors++;
-        firstError ??= (error as Error).message;
-      }
+  await inLanes(command.participants.length, command.concurrency, async (i) => {
+    try {
+      times.push(await joinOne(command.url, command.origin, command.participants[i]!, command.timeoutMs));
+    } catch (error) {
+      errors++;
+      firstError ??= (error as Error).message;
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, command.concurrency) }, lane));
+  });
   const seconds = (performance.now() - started) / 1000;
   return {
     joined: times.length,
