@@ -4,7 +4,8 @@
 // time) with console.log so that runs can be compared.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { en } from '../../src/i18n/en.js';
-import { watchBanner } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { sendEstimates, watchBanner } from '../helpers/browser.js';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
@@ -29,6 +30,20 @@ async function outage(ms: number): Promise<{ guest: number; host: number }> {
   // 20 s rather than the 10 s asserted: a slow recovery still reports its figure.
   const [g, h] = await Promise.all([measureRecovery(guest, up, 20_000), measureRecovery(host, up, 20_000)]);
   return { guest: g, host: h };
+}
+
+/** Samples the page's send estimates (sendEstimates) and its status line every second until stopped, for a failing test to print. */
+function traceSendEstimates(page: Page): { lines: string[]; stop(): void } {
+  const started = Date.now();
+  const lines: string[] = [];
+  const timer = setInterval(() => {
+    const at = ((Date.now() - started) / 1000).toFixed(0);
+    Promise.all([sendEstimates(page), page.locator('.call-header .status').textContent()]).then(
+      ([all, status]) => lines.push(`+${at} s: ${all.join('; ')}; status line "${status}"`),
+      (error: Error) => lines.push(`+${at} s: ${error.message}`),
+    );
+  }, 1000);
+  return { lines, stop: () => clearInterval(timer) };
 }
 
 describe.skipIf(skip)('a call with the guest on its own network', () => {
@@ -81,6 +96,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     const { host, guest } = await world.call();
     const bannerShown = await watchBanner(guest);
     network.cap(80);
+    const estimates = traceSendEstimates(guest);
     await sleep(8000);
     const [g, h] = await Promise.all([mediaRate(guest, 5000), mediaRate(host, 5000)]);
     console.log(
@@ -90,7 +106,13 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     // Opus sends 50 packets/s: the voice must get through where a 30 fps picture cannot.
     for (const side of [g, h]) expect(side.audioPps).toBeGreaterThanOrEqual(30);
     // The person on the thin link is told why the picture suffers; the other sees it on the tile.
-    await guest.getByText(en['connection.weakLink']).waitFor({ timeout: 10_000 });
+    await guest
+      .getByText(en['connection.weakLink'])
+      .waitFor({ timeout: 10_000 })
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\nthe guest's connections since the cap:\n${estimates.lines.join('\n')}`);
+      })
+      .finally(estimates.stop);
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
     // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
     expect(await bannerShown()).toBe(false);

@@ -276,6 +276,33 @@ export async function selectedPairs(page: Page): Promise<{ local: string; remote
 }
 
 /**
+ * What each of the call's open connections may send, as the page's own
+ * quality sample reads it (web/src/in-call/quality.ts): the state, the
+ * selected pair's availableOutgoingBitrate in kbit/s, and why the video
+ * encoder holds back. For a failing test to print. Chromium only.
+ */
+export async function sendEstimates(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const lines: string[] = [];
+    for (const pc of (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs) {
+      if (!pc.__remote || pc.connectionState === 'closed') continue;
+      const stats = await pc.getStats();
+      let kbps = '?';
+      let limitation = '?';
+      const byId = new Map<string, any>();
+      stats.forEach((s) => byId.set(s.id, s));
+      stats.forEach((s) => {
+        const pair = s.type === 'transport' && s.selectedCandidatePairId ? byId.get(s.selectedCandidatePairId) : undefined;
+        if (typeof pair?.availableOutgoingBitrate === 'number') kbps = String(Math.round(pair.availableOutgoingBitrate / 1000));
+        if (s.type === 'outbound-rtp' && s.kind === 'video') limitation = s.qualityLimitationReason;
+      });
+      lines.push(`${pc.connectionState} ${kbps} kbit/s, video limited by ${limitation}`);
+    }
+    return lines;
+  });
+}
+
+/**
  * What carries each open connection's media, for a failing test to print: its
  * state and its nominated, succeeded candidate pairs as "local -> remote"
  * (address:port type/protocol). Both engines: Firefox names no selected pair on

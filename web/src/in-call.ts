@@ -214,6 +214,7 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
     health = createConnectionHealth({
       setBanner: stage.setReconnecting,
       say: stage.say,
+      saying: stage.saying,
       peers,
       connections: () => mesh.byPeer(),
       signalingHealthy: () => signaling.healthy,

@@ -10,6 +10,7 @@ function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealth
   const health = createConnectionHealth({
     setBanner: (on) => void (seen.banner = on),
     say: (message) => void seen.said.push(message),
+    saying: () => seen.said.at(-1) ?? '',
     peers: { connectionLost: (id, lost) => void seen.lost.set(id, lost), quality: () => {} },
     connections: () => Object.entries(states).map(([id, connectionState]) => [id, { connectionState } as RTCPeerConnection]),
     signalingHealthy: () => signalingHealthy,
@@ -102,5 +103,17 @@ describe('connection health', () => {
     expect(seen.said).toEqual([t('connection.weakLink'), '']);
     health.quality('a', quality(null)); // a browser without an estimate is never called weak
     expect(seen.said).toEqual([t('connection.weakLink'), '']);
+  });
+
+  it('brings the weak-link notice back after a passing message while the link stays weak, and clears only the notice', () => {
+    const { health, seen } = fixture({ a: 'connected' });
+    health.quality('a', quality(100));
+    seen.said.push(t('connection.reconnected')); // another part of the page says something
+    health.quality('a', quality(100));
+    expect(seen.said).toEqual([t('connection.weakLink'), t('connection.reconnected'), t('connection.weakLink')]);
+    seen.said.push(t('invite.copied'));
+    health.quality('a', quality(600)); // the link is back: the other message stays
+    expect(seen.said.at(-1)).toBe(t('invite.copied'));
+    expect(seen.said).not.toContain('');
   });
 });

@@ -21,6 +21,8 @@ const BACK_AT_THE_LATEST_MS = 10_000;
 export interface ConnectionHealthOptions {
   setBanner(on: boolean): void;
   say(message: string): void;
+  /** What the status line shows now (other messages share it). */
+  saying(): string;
   peers: Pick<RemotePeers, 'connectionLost' | 'quality'>;
   /** The peer connections by peer id. */
   connections(): [string, RTCPeerConnection][];
@@ -100,9 +102,12 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       sendKbps.set(peerId, quality.sendKbps);
       const estimates = options.connections().map(([id]) => sendKbps.get(id));
       const limit = weakLink ? LINK_RECOVERED_KBPS : WEAK_LINK_KBPS;
-      const weak = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
-      if (weak !== weakLink) options.say(weak ? t('connection.weakLink') : '');
-      weakLink = weak;
+      weakLink = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
+      // The status line also carries passing messages ("Reconnected.", "Link copied."): while
+      // the link stays weak the notice comes back after them, and its end clears only the notice.
+      const notice = t('connection.weakLink');
+      if (weakLink && options.saying() !== notice) options.say(notice);
+      else if (!weakLink && options.saying() === notice) options.say('');
     },
 
     stop(): void {

@@ -22,6 +22,8 @@ export interface Stage {
   show(): void;
   /** The status line, read out by screen readers (reconnected, refusals). */
   say(message: string): void;
+  /** What the status line shows now. */
+  saying(): string;
   /** The banner shown while this page's own connection to the call is being re-established. */
   setReconnecting(on: boolean): void;
   /** A picture (camera or screen) to place; it leaves when it is removed from the document. */
@@ -154,6 +156,7 @@ export function createStage(root: Element, roomName: string): Stage {
     say: (message) => {
       status.textContent = message;
     },
+    saying: () => status.textContent ?? '',
     setReconnecting: (on) => {
       reconnecting.hidden = !on;
     },
