@@ -102,7 +102,10 @@ export const en = {
   'connection.reconnected': 'Reconnected.',
   'connection.peerReconnecting': 'Connection lost. Waiting for {name} to reconnect…',
   'connection.peerPoor': 'Poor connection with {name}',
+  // Video gives way to sound on every connection: with two or more peers the link they share is
+  // this person's own; with one, either end's may be the thin one, so the notice blames nobody.
   'connection.weakLink': 'Your connection is weak: your video is reduced so that you can still be heard.',
+  'connection.weakBetween': 'The connection between you is weak: your video is reduced so that you can still be heard.',
   'quality.unknown': 'Connection to {name}: measuring',
   'quality.lost': 'Connection to {name}: lost',
   'quality.good': 'Connection to {name}: good',

@@ -107,7 +107,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     for (const side of [g, h]) expect(side.audioPps).toBeGreaterThanOrEqual(30);
     // The person on the thin link is told why the picture suffers; the other sees it on the tile.
     await guest
-      .getByText(en['connection.weakLink'])
+      .getByText(en['connection.weakBetween'])
       .waitFor({ timeout: 10_000 })
       .catch((error: Error) => {
         throw new Error(`${error.message}\nthe guest's connections since the cap:\n${estimates.lines.join('\n')}`);

@@ -98,6 +98,7 @@ export const ar: Catalogue = {
   'connection.peerReconnecting': 'انقطع الاتصال. في انتظار عودة {name}…',
   'connection.peerPoor': 'الاتصال ضعيف مع {name}',
   'connection.weakLink': 'اتصالك ضعيف: خُفِّضت جودة الفيديو لديك حتى يبقى صوتك مسموعًا.',
+  'connection.weakBetween': 'الاتصال بينكما ضعيف: خُفِّضت جودة الفيديو لديك حتى يبقى صوتك مسموعًا.',
   'quality.unknown': 'الاتصال مع {name}: جارٍ القياس',
   'quality.lost': 'الاتصال مع {name}: منقطع',
   'quality.good': 'الاتصال مع {name}: جيد',

@@ -98,6 +98,7 @@ export const de: Catalogue = {
   'connection.peerReconnecting': 'Verbindung unterbrochen. Wir warten, bis {name} wieder verbunden ist…',
   'connection.peerPoor': 'Schlechte Verbindung zu {name}',
   'connection.weakLink': 'Ihre Verbindung ist schwach: Die Qualität Ihres Videos wird verringert, damit man Sie weiterhin gut hört.',
+  'connection.weakBetween': 'Die Verbindung zwischen Ihnen ist schwach: Die Qualität Ihres Videos wird verringert, damit man Sie weiterhin gut hört.',
   'quality.unknown': 'Verbindung zu {name}: wird gemessen',
   'quality.lost': 'Verbindung zu {name}: unterbrochen',
   'quality.good': 'Verbindung zu {name}: gut',

@@ -98,6 +98,7 @@ export const es: Catalogue = {
   'connection.peerReconnecting': 'Se perdió la conexión. Esperando a que {name} vuelva a conectarse…',
   'connection.peerPoor': 'Conexión deficiente con {name}',
   'connection.weakLink': 'Su conexión es débil: se redujo la calidad de su video para que su voz se siga oyendo bien.',
+  'connection.weakBetween': 'La conexión entre ustedes es débil: se redujo la calidad de su video para que su voz se siga oyendo bien.',
   'quality.unknown': 'Conexión con {name}: midiendo',
   'quality.lost': 'Conexión con {name}: perdida',
   'quality.good': 'Conexión con {name}: buena',

@@ -98,6 +98,7 @@ export const fr: Catalogue = {
   'connection.peerReconnecting': 'Connexion perdue. En attente de la reconnexion de {name}…',
   'connection.peerPoor': 'Mauvaise connexion avec {name}',
   'connection.weakLink': 'Votre connexion est faible : la qualité de votre vidéo est réduite pour que l’on continue à bien vous entendre.',
+  'connection.weakBetween': 'La connexion entre vous est faible : la qualité de votre vidéo est réduite pour que l’on continue à bien vous entendre.',
   'quality.unknown': 'Connexion avec {name} : mesure en cours',
   'quality.lost': 'Connexion avec {name} : perdue',
   'quality.good': 'Connexion avec {name} : bonne',

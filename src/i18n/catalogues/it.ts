@@ -98,6 +98,7 @@ export const it: Catalogue = {
   'connection.peerReconnecting': 'Connessione persa. In attesa che {name} si riconnetta…',
   'connection.peerPoor': 'Connessione scarsa con {name}',
   'connection.weakLink': 'La sua connessione è debole: la qualità del video è ridotta perché la sua voce si senta comunque bene.',
+  'connection.weakBetween': 'La connessione tra voi è debole: la qualità del video è ridotta perché la sua voce si senta comunque bene.',
   'quality.unknown': 'Connessione con {name}: misurazione in corso',
   'quality.lost': 'Connessione con {name}: persa',
   'quality.good': 'Connessione con {name}: buona',

@@ -98,6 +98,7 @@ export const nl: Catalogue = {
   'connection.peerReconnecting': 'Verbinding verbroken. Wachten tot {name} weer verbonden is…',
   'connection.peerPoor': 'Slechte verbinding met {name}',
   'connection.weakLink': 'Uw verbinding is zwak: de kwaliteit van uw video is verlaagd, zodat u goed te horen blijft.',
+  'connection.weakBetween': 'De verbinding tussen u beiden is zwak: de kwaliteit van uw video is verlaagd, zodat u goed te horen blijft.',
   'quality.unknown': 'Verbinding met {name}: wordt gemeten',
   'quality.lost': 'Verbinding met {name}: verbroken',
   'quality.good': 'Verbinding met {name}: goed',

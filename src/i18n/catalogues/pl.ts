@@ -98,6 +98,7 @@ export const pl: Catalogue = {
   'connection.peerReconnecting': 'Utracono połączenie. Czekamy, aż {name} połączy się ponownie…',
   'connection.peerPoor': 'Słabe połączenie ({name})',
   'connection.weakLink': 'Połączenie jest słabe: jakość obrazu została obniżona, aby głos był nadal dobrze słyszalny.',
+  'connection.weakBetween': 'Połączenie jest słabe: jakość obrazu została obniżona, aby głos był nadal dobrze słyszalny.',
   'quality.unknown': 'Połączenie ({name}): trwa pomiar',
   'quality.lost': 'Połączenie ({name}): utracone',
   'quality.good': 'Połączenie ({name}): dobre',

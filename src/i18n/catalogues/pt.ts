@@ -98,6 +98,7 @@ export const pt: Catalogue = {
   'connection.peerReconnecting': 'A conexão caiu. Aguardando {name} se reconectar…',
   'connection.peerPoor': 'Conexão fraca com {name}',
   'connection.weakLink': 'Sua conexão está fraca: a qualidade do seu vídeo foi reduzida para que sua voz continue sendo ouvida.',
+  'connection.weakBetween': 'A conexão entre vocês está fraca: a qualidade do seu vídeo foi reduzida para que sua voz continue sendo ouvida.',
   'quality.unknown': 'Conexão com {name}: medindo',
   'quality.lost': 'Conexão com {name}: perdida',
   'quality.good': 'Conexão com {name}: boa',

@@ -98,6 +98,7 @@ export const tr: Catalogue = {
   'connection.peerReconnecting': 'Bağlantı koptu. {name} yeniden bağlanana kadar bekleniyor…',
   'connection.peerPoor': '{name} ile bağlantı zayıf',
   'connection.weakLink': 'Bağlantınız zayıf: Sesinizin duyulmaya devam etmesi için görüntü kaliteniz düşürüldü.',
+  'connection.weakBetween': 'Aranızdaki bağlantı zayıf: Sesinizin duyulmaya devam etmesi için görüntü kaliteniz düşürüldü.',
   'quality.unknown': '{name} ile bağlantı: ölçülüyor',
   'quality.lost': '{name} ile bağlantı: koptu',
   'quality.good': '{name} ile bağlantı: iyi',

@@ -105,12 +105,23 @@ describe('connection health', () => {
     expect(seen.said).toEqual([t('connection.weakLink'), '']);
   });
 
+  it('blames nobody while there is one peer: the thin link may be at either end', () => {
+    const { health, seen, states } = fixture({ a: 'connected' });
+    health.quality('a', quality(100));
+    expect(seen.said).toEqual([t('connection.weakBetween')]);
+    states.b = 'connected'; // a second peer, on the same thin link: now it is ours
+    health.quality('b', quality(90));
+    expect(seen.said).toEqual([t('connection.weakBetween'), t('connection.weakLink')]);
+    health.quality('b', quality(600)); // one peer gets through: not our link after all
+    expect(seen.said.at(-1)).toBe('');
+  });
+
   it('brings the weak-link notice back after a passing message while the link stays weak, and clears only the notice', () => {
     const { health, seen } = fixture({ a: 'connected' });
     health.quality('a', quality(100));
     seen.said.push(t('connection.reconnected')); // another part of the page says something
     health.quality('a', quality(100));
-    expect(seen.said).toEqual([t('connection.weakLink'), t('connection.reconnected'), t('connection.weakLink')]);
+    expect(seen.said).toEqual([t('connection.weakBetween'), t('connection.reconnected'), t('connection.weakBetween')]);
     seen.said.push(t('invite.copied'));
     health.quality('a', quality(600)); // the link is back: the other message stays
     expect(seen.said.at(-1)).toBe(t('invite.copied'));

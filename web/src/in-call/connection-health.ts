@@ -96,7 +96,12 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       options.probe();
     },
 
-    /** A quality sample of the connection to this peer; our own link is weak when every peer's send estimate is. */
+    /**
+     * A quality sample of the connection to this peer. Video gives way to sound when every
+     * peer's send estimate is low. With two peers or more, what they share is our own link,
+     * and the notice says so; with one, the thin link may be at either end (the other person
+     * is told too), and the notice blames nobody.
+     */
     quality(peerId: string, quality: Quality): void {
       peers.quality(peerId, quality);
       sendKbps.set(peerId, quality.sendKbps);
@@ -105,9 +110,11 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       weakLink = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
       // The status line also carries passing messages ("Reconnected.", "Link copied."): while
       // the link stays weak the notice comes back after them, and its end clears only the notice.
-      const notice = t('connection.weakLink');
-      if (weakLink && options.saying() !== notice) options.say(notice);
-      else if (!weakLink && options.saying() === notice) options.say('');
+      const notices = [t('connection.weakLink'), t('connection.weakBetween')];
+      const notice = estimates.length > 1 ? notices[0]! : notices[1]!;
+      const saying = options.saying();
+      if (weakLink && saying !== notice) options.say(notice);
+      else if (!weakLink && notices.includes(saying)) options.say('');
     },
 
     stop(): void {
