@@ -102,8 +102,8 @@ export const en = {
   'connection.reconnected': 'Reconnected.',
   'connection.peerReconnecting': 'Connection lost. Waiting for {name} to reconnect…',
   'connection.peerPoor': 'Poor connection with {name}',
-  // Video gives way to sound on every connection: with two or more peers the link they share is
-  // this person's own; with one, either end's may be the thin one, so the notice blames nobody.
+  // Video gives way to sound on every connection: weakLink when the thin link is known to be this
+  // person's own (web/src/in-call/connection-health.ts), weakBetween when it may be at either end.
   'connection.weakLink': 'Your connection is weak: your video is reduced so that you can still be heard.',
   'connection.weakBetween': 'The connection between you is weak: your video is reduced so that you can still be heard.',
   'quality.unknown': 'Connection to {name}: measuring',

@@ -105,15 +105,18 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     );
     // Opus sends 50 packets/s: the voice must get through where a 30 fps picture cannot.
     for (const side of [g, h]) expect(side.audioPps).toBeGreaterThanOrEqual(30);
-    // The person on the thin link is told why the picture suffers; the other sees it on the tile.
+    // The person on the thin link is told why the picture suffers, and that the link is theirs
+    // (their pings to the server queue behind their media); the other sees it on the tile, and
+    // is told the connection between them is weak, not that theirs is.
     await guest
-      .getByText(en['connection.weakBetween'])
+      .getByText(en['connection.weakLink'])
       .waitFor({ timeout: 10_000 })
       .catch((error: Error) => {
         throw new Error(`${error.message}\nthe guest's connections since the cap:\n${estimates.lines.join('\n')}`);
       })
       .finally(estimates.stop);
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
+    await expect.poll(() => host.locator('.call-header .status').textContent(), { timeout: 10_000 }).toBe(en['connection.weakBetween']);
     // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
     expect(await bannerShown()).toBe(false);
     expect(await guest.getByText('Reconnected.').count()).toBe(0);

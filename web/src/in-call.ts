@@ -218,6 +218,7 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
       peers,
       connections: () => mesh.byPeer(),
       signalingHealthy: () => signaling.healthy,
+      ownQueueMs: () => signaling.queueMs,
       probe: () => signaling.probe(),
     });
     // The server keeps a summary of what the connections measured (the participant sessions, docs/api.md).

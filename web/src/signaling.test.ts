@@ -79,4 +79,18 @@ describe('the signaling connection\u2019s own check', () => {
     expect(signaling.healthy).toBe(true);
     signaling.close();
   });
+
+  it('measures the queue in front of its own link: the round trip over its shortest on this connection', async () => {
+    const { signaling, socket } = connected();
+    expect(signaling.queueMs).toBeNull(); // nothing measured yet
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(signaling.queueMs).toBe(0); // 5 ms every time: no queue
+    socket.pongDelay = 305; // media fills the link: pings wait 300 ms more
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(signaling.queueMs).toBeGreaterThan(250);
+    // A new connection (another path, perhaps) is measured afresh.
+    signaling.connect(new FakeSocket() as unknown as WebSocket);
+    expect(signaling.queueMs).toBeNull();
+    signaling.close();
+  });
 });

@@ -22,6 +22,8 @@ export const PING_EVERY_MS = 1000;
 export const DEAD_AFTER_MS = 3500;
 /** After a hint that the network changed, an answer must come this fast. */
 export const PROBE_MS = 1000;
+/** Pongs measured on a connection before its queue (Signaling.queueMs) is judged. */
+const QUEUE_SAMPLES = 3;
 /** A probe unanswered this long already says the connection is in doubt (the page may show it). */
 export const DOUBT_AFTER_MS = 250;
 
@@ -34,6 +36,8 @@ export const DOUBT_AFTER_MS = 250;
 export function waitFor(base: number, smoothedRttMs: number, rtts: number): number {
   return Math.max(base, rtts * smoothedRttMs);
 }
+
+const smooth = (srtt: number, sample: number) => (srtt === 0 ? sample : 0.8 * srtt + 0.2 * sample);
 
 export interface SignalingEvents {
   onMessage(message: Notification): void;
@@ -57,6 +61,8 @@ export class Signaling {
   private pingSentAt: number | null = null;
   /** Smoothed round trip of ping to pong, in milliseconds (0 until measured). */
   private srtt = 0;
+  /** The current connection's round trips: the shortest (its path with empty queues), and smoothed like srtt. */
+  private path = { baseRtt: Infinity, srtt: 0, samples: 0 };
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private probeTimer: ReturnType<typeof setTimeout> | null = null;
   private doubtTimer: ReturnType<typeof setTimeout> | null = null;
@@ -74,6 +80,8 @@ export class Signaling {
     this.retryTimer = null;
     if (!socket || socket.readyState > WebSocket.OPEN) socket = new WebSocket(this.url);
     this.socket = socket;
+    // A new connection may take another path (the phone moved to cellular): measured afresh.
+    this.path = { baseRtt: Infinity, srtt: 0, samples: 0 };
     const opened = () => {
       this.attempts = 0;
       const reconnect = this.opened;
@@ -143,7 +151,18 @@ export class Signaling {
     if (this.pingSentAt === null) return;
     const sample = Date.now() - this.pingSentAt;
     this.pingSentAt = null;
-    this.srtt = this.srtt === 0 ? sample : 0.8 * this.srtt + 0.2 * sample;
+    this.srtt = smooth(this.srtt, sample);
+    this.path = { baseRtt: Math.min(this.path.baseRtt, sample), srtt: smooth(this.path.srtt, sample), samples: this.path.samples + 1 };
+  }
+
+  /**
+   * How much longer than its shortest the round trip to the server now takes,
+   * in milliseconds: the queue in front of this page's own link (null until
+   * QUEUE_SAMPLES pongs came on this connection). A thin link that media
+   * fills queues the pings too; a thin link at the other end of a call does not.
+   */
+  get queueMs(): number | null {
+    return this.path.samples < QUEUE_SAMPLES ? null : Math.max(0, this.path.srtt - this.path.baseRtt);
   }
 
   private deadAfter(): number {

@@ -1,12 +1,12 @@
 // What the page says about its connections, with recorders for the screen and
 // plain objects for the peer connections (only their connectionState is read).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createConnectionHealth } from './connection-health.js';
+import { OWN_LINK_QUEUE_MS, createConnectionHealth } from './connection-health.js';
 import type { Quality } from './quality.js';
 import { t } from '../i18n.js';
 
 function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealthy = true) {
-  const seen = { banner: false, said: [] as string[], lost: new Map<string, boolean>(), probes: 0 };
+  const seen = { banner: false, said: [] as string[], lost: new Map<string, boolean>(), probes: 0, queueMs: null as number | null };
   const health = createConnectionHealth({
     setBanner: (on) => void (seen.banner = on),
     say: (message) => void seen.said.push(message),
@@ -14,6 +14,7 @@ function fixture(states: Record<string, RTCPeerConnectionState>, signalingHealth
     peers: { connectionLost: (id, lost) => void seen.lost.set(id, lost), quality: () => {} },
     connections: () => Object.entries(states).map(([id, connectionState]) => [id, { connectionState } as RTCPeerConnection]),
     signalingHealthy: () => signalingHealthy,
+    ownQueueMs: () => seen.queueMs,
     probe: () => void seen.probes++,
   });
   return { health, seen, states };
@@ -114,6 +115,22 @@ describe('connection health', () => {
     expect(seen.said).toEqual([t('connection.weakBetween'), t('connection.weakLink')]);
     health.quality('b', quality(600)); // one peer gets through: not our link after all
     expect(seen.said.at(-1)).toBe('');
+  });
+
+  it('says the link is ours with one peer once our pings to the server queue, and keeps saying so until it recovers', () => {
+    const { health, seen } = fixture({ a: 'connected' });
+    seen.queueMs = 20; // jitter, no queue
+    health.quality('a', quality(100));
+    expect(seen.said).toEqual([t('connection.weakBetween')]);
+    seen.queueMs = OWN_LINK_QUEUE_MS; // our media fills our link: the pings wait behind it
+    health.quality('a', quality(100));
+    expect(seen.said).toEqual([t('connection.weakBetween'), t('connection.weakLink')]);
+    seen.queueMs = 30; // the queue drains as the video gives way: still our link
+    health.quality('a', quality(100));
+    expect(seen.said.at(-1)).toBe(t('connection.weakLink'));
+    health.quality('a', quality(600)); // recovered
+    health.quality('a', quality(100)); // weak again, no queue: nobody blamed
+    expect(seen.said.slice(-2)).toEqual(['', t('connection.weakBetween')]);
   });
 
   it('brings the weak-link notice back after a passing message while the link stays weak, and clears only the notice', () => {

@@ -15,6 +15,12 @@ export const WEAK_LINK_KBPS = 150;
  * come and go every sample.
  */
 export const LINK_RECOVERED_KBPS = 250;
+/**
+ * A queue this long in front of our own link (the signaling's round trip over
+ * its shortest, Signaling.queueMs) says that the thin link is ours: pings to
+ * the server wait behind our media. Jitter on a mobile link stays well under it.
+ */
+export const OWN_LINK_QUEUE_MS = 100;
 /** Back in the call but no media yet after this long: the banner goes, the tiles say what is still missing. */
 const BACK_AT_THE_LATEST_MS = 10_000;
 
@@ -28,6 +34,8 @@ export interface ConnectionHealthOptions {
   connections(): [string, RTCPeerConnection][];
   /** Whether the signaling connection is open and was heard from lately. */
   signalingHealthy(): boolean;
+  /** The queue in front of our own link, in milliseconds (null while unknown). */
+  ownQueueMs(): number | null;
   /** Asks the server whether our own connection is fine (replaced if it does not answer). */
   probe(): void;
 }
@@ -44,6 +52,8 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
   let inDoubt = false;
   let backTimer: ReturnType<typeof setTimeout> | null = null;
   let weakLink = false;
+  /** The weak link is known to be ours (until it is no longer weak). */
+  let ownLink = false;
   const sendKbps = new Map<string, number | null>();
 
   function showBanner() {
@@ -98,9 +108,10 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
 
     /**
      * A quality sample of the connection to this peer. Video gives way to sound when every
-     * peer's send estimate is low. With two peers or more, what they share is our own link,
-     * and the notice says so; with one, the thin link may be at either end (the other person
-     * is told too), and the notice blames nobody.
+     * peer's send estimate is low. The notice says the link is ours when it knows: two peers
+     * or more are all low (what they share is our link), or our pings to the server queue.
+     * Else the thin link may be at the other end (which lowers our estimate as much), and
+     * the notice blames nobody. Once ours, ours until the link is no longer weak.
      */
     quality(peerId: string, quality: Quality): void {
       peers.quality(peerId, quality);
@@ -110,8 +121,10 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       weakLink = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
       // The status line also carries passing messages ("Reconnected.", "Link copied."): while
       // the link stays weak the notice comes back after them, and its end clears only the notice.
+      if (!weakLink) ownLink = false;
+      else if (estimates.length > 1 || (options.ownQueueMs() ?? 0) >= OWN_LINK_QUEUE_MS) ownLink = true;
       const notices = [t('connection.weakLink'), t('connection.weakBetween')];
-      const notice = estimates.length > 1 ? notices[0]! : notices[1]!;
+      const notice = ownLink ? notices[0]! : notices[1]!;
       const saying = options.saying();
       if (weakLink && saying !== notice) options.say(notice);
       else if (!weakLink && notices.includes(saying)) options.say('');
