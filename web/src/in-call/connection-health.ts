@@ -119,12 +119,12 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       const estimates = options.connections().map(([id]) => sendKbps.get(id));
       const limit = weakLink ? LINK_RECOVERED_KBPS : WEAK_LINK_KBPS;
       weakLink = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
-      // The status line also carries passing messages ("Reconnected.", "Link copied."): while
-      // the link stays weak the notice comes back after them, and its end clears only the notice.
       if (!weakLink) ownLink = false;
       else if (estimates.length > 1 || (options.ownQueueMs() ?? 0) >= OWN_LINK_QUEUE_MS) ownLink = true;
       const notices = [t('connection.weakLink'), t('connection.weakBetween')];
       const notice = ownLink ? notices[0]! : notices[1]!;
+      // The status line also carries passing messages ("Reconnected.", "Link copied."): while
+      // the link stays weak the notice comes back after them, and its end clears only the notice.
       const saying = options.saying();
       if (weakLink && saying !== notice) options.say(notice);
       else if (!weakLink && notices.includes(saying)) options.say('');
