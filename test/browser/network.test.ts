@@ -32,13 +32,16 @@ async function outage(ms: number): Promise<{ guest: number; host: number }> {
   return { guest: g, host: h };
 }
 
+/** The call's status line (web/src/in-call/stage.ts), where the weak-link notice shows. */
+const STATUS_LINE = '.call-header .status';
+
 /** Samples the page's send estimates (sendEstimates) and its status line every second until stopped, for a failing test to print. */
 function traceSendEstimates(page: Page): { lines: string[]; stop(): void } {
   const started = Date.now();
   const lines: string[] = [];
   const timer = setInterval(() => {
     const at = ((Date.now() - started) / 1000).toFixed(0);
-    Promise.all([sendEstimates(page), page.locator('.call-header .status').textContent()]).then(
+    Promise.all([sendEstimates(page), page.locator(STATUS_LINE).textContent()]).then(
       ([all, status]) => lines.push(`+${at} s: ${all.join('; ')}; status line "${status}"`),
       (error: Error) => lines.push(`+${at} s: ${error.message}`),
     );
@@ -116,7 +119,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
       })
       .finally(estimates.stop);
     await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
-    await expect.poll(() => host.locator('.call-header .status').textContent(), { timeout: 10_000 }).toBe(en['connection.weakBetween']);
+    await expect.poll(() => host.locator(STATUS_LINE).textContent(), { timeout: 10_000 }).toBe(en['connection.weakBetween']);
     // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
     expect(await bannerShown()).toBe(false);
     expect(await guest.getByText('Reconnected.').count()).toBe(0);

@@ -121,13 +121,13 @@ export function createConnectionHealth(options: ConnectionHealthOptions) {
       weakLink = estimates.length > 0 && estimates.every((kbps) => typeof kbps === 'number' && kbps < limit);
       if (!weakLink) ownLink = false;
       else if (estimates.length > 1 || (options.ownQueueMs() ?? 0) >= OWN_LINK_QUEUE_MS) ownLink = true;
-      const notices = [t('connection.weakLink'), t('connection.weakBetween')];
-      const notice = ownLink ? notices[0]! : notices[1]!;
+      const [yours, between] = [t('connection.weakLink'), t('connection.weakBetween')];
+      const notice = ownLink ? yours : between;
       // The status line also carries passing messages ("Reconnected.", "Link copied."): while
       // the link stays weak the notice comes back after them, and its end clears only the notice.
       const saying = options.saying();
       if (weakLink && saying !== notice) options.say(notice);
-      else if (!weakLink && notices.includes(saying)) options.say('');
+      else if (!weakLink && (saying === yours || saying === between)) options.say('');
     },
 
     stop(): void {
