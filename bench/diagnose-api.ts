@@ -1,7 +1,7 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample] [--build=DIR] [--baseline|--independent] [--statements] [--durable] [--log-level=info]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample[=all]] [--db=pglite] [--build=DIR] [--baseline|--independent] [--statements] [--durable] [--log-level=info]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
@@ -9,6 +9,8 @@
 // --independent: the same of bench/independent-baseline-server.ts, on its own
 // schema and database of the same cluster, with rooms of its own.
 // --durable: PostgreSQL with fsync and synchronous commits on (as bench:api --durable).
+// --db=pglite: Parley on the embedded database (a data directory of its own)
+// instead; the PostgreSQL figures are then empty.
 // Prints, for the measured window (after a warm-up):
 //  - CPU microseconds per request of each thread of the server (main = the
 //    event loop; the others are V8's GC helpers and libuv's pool) and of
@@ -21,11 +23,14 @@
 //    garbage only a major GC will collect;
 //  - with --heap-sample, the allocation sites of objects that died in the old
 //    space (V8's sampling heap profiler keeping objects collected by major GCs),
-//    in bytes per request: pretenured or promoted allocation sites;
+//    in bytes per request: pretenured or promoted allocation sites; with
+//    --heap-sample=all, of every object allocated (those scavenges collected
+//    too), with their total: what makes the scavenges come;
 //  - with --cpu-prof=DIR, a CPU profile of the measured window in DIR (Chrome
 //    DevTools) and its self time per request by package (node_modules/<name>,
 //    node:<module>, Parley's own files, V8's GC, idle).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { runLoad } from './support/load.js';
@@ -39,6 +44,9 @@ const connections = Number(options.get('connections') ?? 10);
 const seconds = Number(options.get('seconds') ?? 5);
 const cpuProfDir = options.get('cpu-prof');
 const heapSample = options.has('heap-sample');
+/** --heap-sample=all: every allocation, not only what died in the old space. */
+const everyAllocation = options.get('heap-sample') === 'all';
+const embedded = options.get('db') === 'pglite';
 const baseline = options.has('baseline');
 const independent = options.has('independent');
 const countStatements = options.has('statements');
@@ -176,11 +184,12 @@ function selfTimeByPackage(profile: CpuProfile, requests: number): [string, numb
 if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 const database = await startBenchPostgres({ durable, log: () => {} });
 const port = await freePort();
+const dataDir = embedded ? fs.mkdtempSync(path.join(os.tmpdir(), 'parley-diagnose-')) : undefined;
 const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(heapSample || cpuProfDir ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
 const parley = await startProcess({
   name: 'diagnose',
   args: [...(baseline ? [] : nodeFlags), entry],
-  env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: database.url, LOG_LEVEL: options.get('log-level') ?? 'info' },
+  env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...(dataDir ? { DATA_DIR: dataDir } : { DATABASE_URL: database.url }), LOG_LEVEL: options.get('log-level') ?? 'info' },
   port,
   readyPath: '/readyz',
 });
@@ -210,7 +219,7 @@ try {
   }
   if (session && heapSample) {
     await session.call('HeapProfiler.enable');
-    await session.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
+    await session.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: everyAllocation });
   }
   const transactionsBefore = countStatements ? await transactions(database.url) : 0;
   const gcBefore = scavenges(server.output()).length;
@@ -248,12 +257,14 @@ try {
   }
   if (session && heapSample) {
     const { profile } = await session.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
-    console.log('\nAllocation sites of objects collected by major GCs (bytes per request):');
-    for (const [site, bytes] of allocationSites(profile.head, result.total).slice(0, 15)) console.log(`  ${Math.round(bytes).toString().padStart(6)}  ${site}`);
+    const sites = allocationSites(profile.head, result.total);
+    console.log(`\nAllocation sites of ${everyAllocation ? 'every object' : 'objects collected by major GCs'} (bytes per request; ${Math.round(sites.reduce((sum, [, bytes]) => sum + bytes, 0))} in all):`);
+    for (const [site, bytes] of sites.slice(0, 15)) console.log(`  ${Math.round(bytes).toString().padStart(6)}  ${site}`);
   }
   session?.close();
 } finally {
   if (server !== parley) await server.stop();
   await parley.stop();
   await database.stop();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 }

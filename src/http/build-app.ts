@@ -13,7 +13,7 @@ import { concurrencyGate } from './hooks/concurrency-gate.js';
 import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
-import { createLogging } from './logging.js';
+import { childLoggerOnFirstUse, createLogging } from './logging.js';
 import { completeOpenapiDocument } from './openapi-contract.js';
 import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
@@ -47,6 +47,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   const app = Fastify({
     loggerInstance: logging.logger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: childLoggerOnFirstUse,
     bodyLimit: API_BODY_LIMIT,
     trustProxy: config.trustProxy,
     // Join and room tokens travel in paths; a path longer than this names nothing of ours.

@@ -2,6 +2,7 @@
 // redacted wherever they appear; request lines carry route patterns, not URLs.
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import pino from 'pino';
 import { errorForLog } from './log-errors.js';
 
@@ -53,36 +54,119 @@ export function createLogging(level: string, stream: { write(line: string): void
   };
 }
 
-let stdout: { write(line: string): void } | undefined;
-
-/** How long a line may wait in the buffer before it is written. */
-const FLUSH_AFTER_MS = 50;
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /**
- * stdout, written in batches: lines gather in a buffer, which goes out in one
- * synchronous write when it holds 8 KiB or 50 ms after its first line, and
- * when the process exits. A blocking write per line (pino's default), one
- * handed to the thread pool (sync: false) or even one per turn of the event
- * loop was a measurable part of every request (bench/README.md). A process
- * killed outright (SIGKILL) loses at most the last 50 ms of lines.
+ * A request's logger, made when the request first logs. Fastify gives every
+ * request a child logger, and pino's child redacts its bindings as it is made:
+ * about 1.5 KB of garbage per request (bench/README.md), for a logger that
+ * few requests use (an error, the API gate's warning).
+ */
+class ChildOnFirstUse {
+  #made: FastifyBaseLogger | undefined;
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  get #logger(): FastifyBaseLogger {
+    return (this.#made ??= this.#parent.child(this.#bindings, this.#options));
+  }
+
+  #log(method: LogMethod, args: unknown[]): void {
+    (this.#logger as unknown as Record<LogMethod, (...args: unknown[]) => void>)[method](...args);
+  }
+
+  get level(): string {
+    return this.#made?.level ?? this.#options.level ?? this.#parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger.level = level;
+  }
+
+  fatal(...args: unknown[]) {
+    this.#log('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.#log('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.#log('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.#log('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.#log('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.#log('trace', args);
+  }
+  silent(...args: unknown[]) {
+    this.#log('silent', args);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#logger.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: each request's logger is made on first use. */
+export function childLoggerOnFirstUse(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new ChildOnFirstUse(logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+let stdout: { write(line: string): void } | undefined;
+
+/** How long a line may wait in the batch before it is written. */
+const FLUSH_AFTER_MS = 50;
+/** The batch goes out when it holds this many characters. */
+const BATCH_CHARACTERS = 8 * 1024;
+
+/**
+ * stdout, written in batches: lines gather, and go out in one synchronous
+ * write when they hold 8 KiB or 50 ms after the first, and when the process
+ * exits. A blocking write per line (pino's default), one handed to the thread
+ * pool (sync: false) or even one per turn of the event loop was a measurable
+ * part of every request (bench/README.md). A process killed outright
+ * (SIGKILL) loses at most the last 50 ms of lines.
+ *
+ * The batch is an array joined once per write, not sonic-boom's `minLength`
+ * buffer: that one grows a single string and measures its bytes on every
+ * line, which copies the whole buffer each time (about 4 KB of garbage per
+ * request, bench/README.md); sonic-boom still does the write, and waits out a
+ * full pipe.
  * One per process: every app built in it shares the descriptor.
  */
 function stdoutLines() {
   if (stdout) return stdout;
-  const destination = pino.destination({ dest: 1, sync: true, minLength: 8 * 1024 });
+  const destination = pino.destination({ dest: 1, sync: true });
+  let batch: string[] = [];
+  let characters = 0;
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
+    clearTimeout(timer);
     timer = undefined;
-    destination.flush(); // synchronous here (flushSync would also fsync)
+    if (batch.length === 0) return;
+    const text = batch.join('');
+    batch = [];
+    characters = 0;
+    destination.write(text);
   };
-  process.once('exit', () => {
-    if (timer) flush();
-  });
+  process.once('exit', flush);
   stdout = {
     write(line: string) {
-      destination.write(line);
+      batch.push(line);
+      characters += line.length;
+      if (characters >= BATCH_CHARACTERS) flush();
       // A timer that does not keep the process alive: the exit handler writes what is left.
-      timer ??= setTimeout(flush, FLUSH_AFTER_MS).unref();
+      else timer ??= setTimeout(flush, FLUSH_AFTER_MS).unref();
     },
   };
   return stdout;

@@ -150,7 +150,12 @@ describe('no secret in any log line', () => {
     const lines = c.logs.flatMap((chunk) => chunk.split('\n')).filter(Boolean);
     // The scan means something: every request left its line, and the database error was logged.
     expect(lines.filter((l) => l.includes('"msg":"request"')).length).toBeGreaterThanOrEqual(requests);
-    expect(lines.some((l) => l.includes('"unexpected error"') && l.includes('23505'))).toBe(true);
+    const error = lines.find((l) => l.includes('"unexpected error"') && l.includes('23505'));
+    expect(error).toBeDefined();
+    // Logged by the request's own logger (made on first use, http/logging.ts): its id ties it to the request's line.
+    const { reqId } = JSON.parse(error!) as { reqId?: string };
+    expect(reqId).toEqual(expect.any(String));
+    expect(lines.some((l) => l.includes('"msg":"request"') && l.includes(`"reqId":${JSON.stringify(reqId)}`) && l.includes('"status":500'))).toBe(true);
     expect(leaks(lines, secrets)).toEqual([]);
   });
 
