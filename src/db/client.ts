@@ -168,6 +168,11 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
   try {
     const thread = await PGliteThread.open(dataDir === null ? null : path.join(dataDir, 'pglite'));
     const db = new Kysely<Database>({ dialect: new PGliteDialect(thread) });
+    // prepare()'s statements straight to the thread (prepared.ts), as on PostgreSQL: Kysely's
+    // connection provider and driver layers made about 5 KB of garbage per create, and on
+    // PGlite every scavenge is a pause of the loop the calls' signaling shares (bench/README.md).
+    // The worker prepares each text once (pglite-statements.ts); the name is not needed.
+    runStatementsWith(db, async (_name, text, parameters) => (await thread.query(thread.connection(), text, parameters)).rows);
     return {
       db,
       withScriptRunner: (fn) =>

@@ -13,7 +13,9 @@
 // halved the CPU PostgreSQL spends per request (bench/README.md). Such a
 // statement names its columns instead of `*`: a migration that adds a column
 // must not change the rows of a statement another node has prepared
-// (PostgreSQL refuses to run it then). They never run inside a transaction.
+// (PostgreSQL refuses to run it then). On PGlite they go to its thread
+// directly the same way, and its worker parses each text once. They never run
+// inside a transaction.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
 
 /** Runs a compiled statement under its name; returns its rows. */

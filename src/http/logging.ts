@@ -54,7 +54,8 @@ export function createLogging(level: string, stream: { write(line: string): void
   };
 }
 
-type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_METHODS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogMethod = (typeof LOG_METHODS)[number];
 
 /**
  * A request's logger, made when the request first logs. Fastify gives every
@@ -78,8 +79,15 @@ class ChildOnFirstUse {
     return (this.#made ??= this.#parent.child(this.#bindings, this.#options));
   }
 
-  #log(method: LogMethod, args: unknown[]): void {
-    (this.#logger as unknown as Record<LogMethod, (...args: unknown[]) => void>)[method](...args);
+  // fatal(...), error(...), ... info(...), silent(...): each makes the logger and passes its arguments on.
+  static {
+    for (const method of LOG_METHODS) {
+      Object.defineProperty(ChildOnFirstUse.prototype, method, {
+        value(this: ChildOnFirstUse, ...args: unknown[]) {
+          (this.#logger as unknown as Record<LogMethod, (...args: unknown[]) => void>)[method](...args);
+        },
+      });
+    }
   }
 
   get level(): string {
@@ -88,28 +96,6 @@ class ChildOnFirstUse {
 
   set level(level: string) {
     this.#logger.level = level;
-  }
-
-  fatal(...args: unknown[]) {
-    this.#log('fatal', args);
-  }
-  error(...args: unknown[]) {
-    this.#log('error', args);
-  }
-  warn(...args: unknown[]) {
-    this.#log('warn', args);
-  }
-  info(...args: unknown[]) {
-    this.#log('info', args);
-  }
-  debug(...args: unknown[]) {
-    this.#log('debug', args);
-  }
-  trace(...args: unknown[]) {
-    this.#log('trace', args);
-  }
-  silent(...args: unknown[]) {
-    this.#log('silent', args);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
