@@ -47,6 +47,8 @@ const heapSample = options.has('heap-sample');
 /** --heap-sample=all: every allocation, not only what died in the old space. */
 const everyAllocation = options.get('heap-sample') === 'all';
 const embedded = options.get('db') === 'pglite';
+// The baseline serves Parley's rooms from PostgreSQL: beside Parley on PGlite there would be none.
+if (embedded && options.has('baseline')) throw new Error('--baseline reads Parley\'s rooms on PostgreSQL: not with --db=pglite (--independent has rooms of its own)');
 const baseline = options.has('baseline');
 const independent = options.has('independent');
 const countStatements = options.has('statements');
