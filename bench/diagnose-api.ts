@@ -37,6 +37,7 @@ import { runLoad } from './support/load.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
 import { ADMIN_TOKEN, createTenant, freePort, root, startBaseline, startIndependentBaseline, startProcess } from './support/processes.js';
 import { flags, median } from './support/stats.js';
+import { SERVER_NODE_FLAGS } from '../src/node-flags.js';
 
 const options = flags();
 const method = (options.get('method') ?? 'POST') as 'POST' | 'GET' | 'PUT';
@@ -187,7 +188,7 @@ if (cpuProfDir) fs.mkdirSync(cpuProfDir, { recursive: true });
 const database = await startBenchPostgres({ durable, log: () => {} });
 const port = await freePort();
 const dataDir = embedded ? fs.mkdtempSync(path.join(os.tmpdir(), 'parley-diagnose-')) : undefined;
-const nodeFlags = ['--trace-gc', ...(options.get('node-flags')?.split(',') ?? []), ...(heapSample || cpuProfDir ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
+const nodeFlags = ['--trace-gc', ...SERVER_NODE_FLAGS, ...(options.get('node-flags')?.split(',') ?? []), ...(heapSample || cpuProfDir ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [])];
 const parley = await startProcess({
   name: 'diagnose',
   args: [...(baseline ? [] : nodeFlags), entry],

@@ -2,6 +2,7 @@
 import v8 from 'node:v8';
 import { ConfigError, loadConfig } from './config.js';
 import { DatabaseLockedError } from './db/client.js';
+import { missingServerFlags } from './node-flags.js';
 import { startServer } from './server.js';
 
 // V8 moves an allocation site's objects straight to the old space once it has
@@ -17,6 +18,9 @@ v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function main(): Promise<void> {
   const server = await startServer(loadConfig());
+  const missing = missingServerFlags();
+  // Started some other way than npm start or `parley start`: it works, but calls stall longer under API bursts.
+  if (missing.length) server.app.log.warn({ missing }, `started without ${missing.join(' ')}: run \`node ${missing.join(' ')} dist/src/main.js\` (what npm start does; docs/deploy.md)`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,7 +1,8 @@
 // Servers under test run as real processes, as an operator runs them: Parley
-// as `node dist/src/main.js` (npm run build first), the baseline as its own
-// node process. Output goes to a file (not a pipe the benchmark must drain),
-// and every process is killed when the benchmark exits, however it exits.
+// as `npm start` does (`node dist/src/main.js` with src/node-flags.ts's flags,
+// npm run build first), the baseline as its own node process. Output goes to
+// a file (not a pipe the benchmark must drain), and every process is killed
+// when the benchmark exits, however it exits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -110,7 +112,8 @@ export async function startParley(
   const server = await startProcess({
     name: 'parley',
     args: [entry],
-    env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
+    // In NODE_OPTIONS, so that a benchmark's variant can set its own (--env-variants).
+    env: { NODE_OPTIONS: SERVER_NODE_FLAGS.join(' '), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
     port,
     readyPath: '/readyz',
   });

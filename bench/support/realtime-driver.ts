@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 import { ADMIN_TOKEN, freePort, root, startProcess, type ServerProcess } from './processes.js';
 
 export interface Participant {
@@ -261,8 +262,8 @@ async function finish(name: TargetName, server: ServerProcess, participants: Par
 }
 
 /**
- * Parley as an operator runs it (`node dist/src/main.js`, npm run build
- * first), with the inspector on 127.0.0.1 for memory readings; `rooms` rooms
+ * Parley as an operator runs it (as `npm start` does: `node dist/src/main.js`
+ * with src/node-flags.ts's flags, npm run build first), with the inspector on 127.0.0.1 for memory readings; `rooms` rooms
  * created through its API. `entry` may name another build (before/after figures).
  */
 export async function startParleyTarget(
@@ -276,7 +277,8 @@ export async function startParleyTarget(
   const server = await startProcess({
     name: 'parley-realtime',
     args: ['--inspect=127.0.0.1:0', entry],
-    env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
+    // In NODE_OPTIONS, so that a benchmark's variant can set its own (--env-variants).
+    env: { NODE_OPTIONS: SERVER_NODE_FLAGS.join(' '), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
     port,
     readyPath: '/readyz',
   });

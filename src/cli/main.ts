@@ -6,6 +6,7 @@ import { createAdminClient } from './admin-client.js';
 import { adminCommand } from './admin.command.js';
 import { cleanupCommand, migrateCommand } from './database.commands.js';
 import { CommandFailed, UsageError } from './errors.js';
+import { startCommand } from './start.command.js';
 
 const USAGE = `Usage: parley <command>
 
@@ -40,9 +41,7 @@ async function run(args: string[]): Promise<unknown> {
       process.stdout.write(USAGE);
       return undefined;
     case 'start':
-      // The server module starts on import and owns the process from then on (signals, exit).
-      await import('../main.js');
-      return undefined;
+      return startCommand();
     case 'migrate':
     case 'cleanup':
       if (rest.length) throw new UsageError(`${command} takes no arguments`);

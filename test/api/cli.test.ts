@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createPostgresDatabase, testDb } from '../helpers/database.js';
 
@@ -270,8 +271,9 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
     }
   }
 
-  function start(env: Record<string, string>) {
-    const child = spawn(process.execPath, [BIN, 'start'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** `parley start`, or with `args` another way of starting the server. */
+  function start(env: Record<string, string>, args = [BIN, 'start']) {
+    const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let exitCode: number | null | undefined;
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -291,7 +293,7 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
     };
   }
 
-  it('migrate applies every migration once; the first start prints a working token once; SIGTERM stops it cleanly', async () => {
+  it('migrate applies every migration once; the first start prints a working token once; SIGTERM stops it cleanly; only a start without the Node flags warns', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-cli-fresh-'));
     const postgres = testDb === 'postgres' ? await createPostgresDatabase() : null;
     const env = { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', ...(postgres ? { DATABASE_URL: postgres.url } : {}) };
@@ -309,11 +311,18 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       const rooms = await fetch(`http://127.0.0.1:${port}/api/rooms`, { headers: { authorization: `Bearer ${token}` } });
       expect(rooms.status).toBe(200);
+      // `parley start` started the server with src/node-flags.ts's flags: nothing to warn about.
+      expect(server1.output()).not.toContain('started without');
       server1.child.kill('SIGTERM');
       expect(await server1.exited).toBe(0);
 
-      const server2 = start(env);
+      // Started by hand without them, the server still runs, and says what it misses and how to start it.
+      const server2 = start(env, [path.join(ROOT, 'dist/src/main.js')]);
       await server2.port();
+      await server2.waitFor(() => server2.output().includes('started without'), 10_000, 'no warning about the missing flags');
+      const warning = JSON.parse(server2.output().split('\n').find((line) => line.includes('started without'))!);
+      expect(warning).toMatchObject({ level: 40, missing: SERVER_NODE_FLAGS });
+      expect(warning.msg).toContain(`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(server2.output()).not.toMatch(/prl_[A-Za-z0-9_-]{43}/);
       server2.child.kill('SIGTERM');

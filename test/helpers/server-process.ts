@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
+import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
 import { createPostgresDatabase, testDb } from './database.js';
 import { sleep } from './wait.js';
 
@@ -41,7 +42,7 @@ export interface StartOptions {
 export async function startServerProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const { port = 0, timeoutMs = 90_000 } = options;
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, MAIN], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
