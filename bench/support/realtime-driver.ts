@@ -263,8 +263,9 @@ async function finish(name: TargetName, server: ServerProcess, participants: Par
 
 /**
  * Parley as an operator runs it (as `npm start` does: `node dist/src/main.js`
- * with src/node-flags.ts's flags, npm run build first), with the inspector on 127.0.0.1 for memory readings; `rooms` rooms
- * created through its API. `entry` may name another build (before/after figures).
+ * with src/node-flags.ts's flags, npm run build first), with the inspector on
+ * 127.0.0.1 for memory readings; `rooms` rooms created through its API.
+ * `entry` may name another build (before/after figures).
  */
 export async function startParleyTarget(
   name: TargetName,
