@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runLoad, type LoadResult } from './load.js';
 import { startBenchPostgres, withClient } from './postgres.js';
-import { startBaseline, startIndependentBaseline, startParley, type ServerProcess } from './processes.js';
+import { createTenant, startBaseline, startIndependentBaseline, startParley, type ServerProcess } from './processes.js';
 import { fixed, flags, markdownTable, median } from './stats.js';
 
 /**
@@ -78,6 +78,8 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
   const durable = options.get('durable') === 'true';
   const rooms = Number(options.get('rooms') ?? 1000);
   const poolSize = Number(options.get('pool') ?? 20);
+  // --tenants=N: the instance holds N tenants, each with a token (the benchmark's own among them).
+  const tenants = Number(options.get('tenants') ?? 1);
   const only = options.get('only');
   const sustained = Number(options.get('sustained') ?? 0);
   const window = Number(options.get('window') ?? 10);
@@ -111,6 +113,12 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
       }
       const entry = beforeDir ? path.resolve(beforeDir, 'dist/src/main.js') : undefined;
       const server = await startParley({ ...env, LOG_LEVEL: options.get('log-level') ?? 'info' }, entry);
+      if (tenants > 1) {
+        log(`${name}: creating ${tenants - 1} other tenants`);
+        for (let i = 1; i < tenants; i++) await createTenant(server, `Other tenant ${i}`);
+        // Statistics now, as autovacuum would give them within a minute (PGlite's maintenance job alike).
+        if (env.DATABASE_URL) await withClient(env.DATABASE_URL, (client) => client.query('analyze'));
+      }
       log(`${name}: listening on ${server.url}; creating ${rooms} rooms`);
       targets.push({ name, server, token: server.instanceToken, roomPaths: await createRooms(server, server.instanceToken, rooms) });
     }
@@ -129,7 +137,7 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
     if (targetNames.includes('independent')) {
       const parley = targets.find((t) => t.name === 'parley-pg');
       if (!parley) throw new Error('the independent baseline runs beside parley-pg (its join URLs, its room to compare with)');
-      const server = await startIndependentBaseline(postgres.url, poolSize, parley.server.url);
+      const server = await startIndependentBaseline(postgres.url, poolSize, parley.server.url, tenants - 1);
       log(`independent: listening on ${server.url}; creating ${rooms} rooms`);
       const independent: Target = { name: 'independent', server, token: server.token, roomPaths: await createRooms(server, server.token, rooms) };
       targets.splice(targets.indexOf(parley), 0, independent);

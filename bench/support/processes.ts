@@ -145,6 +145,7 @@ export async function startIndependentBaseline(
   clusterUrl: string,
   poolSize: number,
   publicUrl: string,
+  otherTenants = 0,
 ): Promise<ServerProcess & { token: string }> {
   const admin = new pg.Client({ connectionString: clusterUrl });
   await admin.connect();
@@ -154,13 +155,14 @@ export async function startIndependentBaseline(
     await admin.end();
   }
   const token = `prl_${randomBytes(32).toString('base64url')}`;
+  const databaseUrl = clusterUrl.replace(/\/postgres$/, '/parley_independent');
   const port = await freePort();
   const server = await startProcess({
     name: 'independent',
     args: ['--import', 'tsx', path.join(root, 'bench/independent-baseline-server.ts')],
     env: {
       PORT: String(port),
-      DATABASE_URL: clusterUrl.replace(/\/postgres$/, '/parley_independent'),
+      DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: String(poolSize),
       PUBLIC_URL: publicUrl,
       BENCH_API_TOKEN: token,
@@ -168,6 +170,22 @@ export async function startIndependentBaseline(
     port,
     readyPath: '/healthz',
   });
+  if (otherTenants > 0) {
+    // Its own schema's tenants and tokens (created by the server at start), like those --tenants gives Parley.
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      await client.query(
+        `insert into tenants (id, default_return_url) select gen_random_uuid(), 'https://example.org/after' from generate_series(1, $1::int)`,
+        [otherTenants],
+      );
+      await client.query(`insert into api_tokens (token_hash, tenant_id) select sha256(convert_to(id::text, 'UTF8')), id from tenants t
+        where not exists (select 1 from api_tokens a where a.tenant_id = t.id)`);
+      await client.query('analyze');
+    } finally {
+      await client.end();
+    }
+  }
   return { ...server, token };
 }
 
