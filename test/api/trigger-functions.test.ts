@@ -21,7 +21,7 @@ describe('trigger functions', () => {
        where n.nspname = 'public' order by 1`.execute(ctx.services.database.db);
     // The triggers' functions and their helpers, by name: a rename must come here too.
     expect(rows.map((row) => row.name)).toEqual(
-      expect.arrayContaining(['participants_webhook_event', 'room_counts_add', 'rooms_count_change', 'rooms_count_deleted', 'rooms_webhook_event', 'webhook_enqueue']),
+      expect.arrayContaining(['participants_webhook_event', 'rooms_count_change', 'rooms_count_deleted', 'rooms_webhook_event', 'webhook_enqueue']),
     );
     expect(rows.filter((row) => row.language !== 'plpgsql')).toEqual([]);
   });
