@@ -32,6 +32,11 @@ export function runStatementsWith<DB>(db: Kysely<DB>, run: StatementRunner): voi
 /** Each SQL text compiled here has one name, whichever database it runs on. */
 const statementNames = new Map<string, string>();
 
+/** Every statement compiled here so far, with its name (test/api/named-statement-plans.test.ts explains each). */
+export function compiledStatements(): { name: string; sql: string }[] {
+  return [...statementNames].map(([sql, name]) => ({ name, sql }));
+}
+
 /** Stands for the argument of this name in the compiled statement's parameters. */
 class Placeholder {
   constructor(readonly name: string) {}

@@ -38,7 +38,7 @@ export function featureEnabledSql(tenantId: string, organizationId: string | nul
  * the plan reads each token's tenant by its primary key, whatever the number
  * of tenants. As a plain join, the generic plan (which guesses ten digests)
  * hashed the tokens found and read every tenant: 0.2 ms a lookup with 2,000
- * tenants against 0.03 ms (bench/README.md). test/api/token-lookup-plan.test.ts
+ * tenants against 0.03 ms (bench/README.md). test/api/named-statement-plans.test.ts
  * checks the plan.
  */
 export function tokensByDigest(db: Db, digests: Buffer[]) {
