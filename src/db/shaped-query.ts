@@ -10,12 +10,23 @@
 // statement returns the same columns every time, so the shape is built once
 // per statement and reused for as long as the row description matches it.
 //
+// Once a connection has seen a named statement's row description, it runs
+// that statement without asking for it again (no Describe message): PostgreSQL
+// then sends the rows alone. It refuses to run a named statement whose result
+// columns changed since that connection prepared it ("cached plan must not
+// change result type"), so the shape the connection saw stays its statement's.
+// The description of a room's 34 columns was about 1.3 KB on the wire for every
+// request, and 4 KB of objects pg built from it (bench/README.md).
+//
 // This leans on three fields of pg's Result (`fields`, `_parsers`,
-// `_prebuiltEmptyResultObject`): test/api/shaped-query.test.ts compares its rows
-// with pg's own, types included, and the API tests on PostgreSQL read every
-// prepared statement through it, so a pg upgrade that changes them fails
-// there, not in production.
+// `_prebuiltEmptyResultObject`) and on pg's Query.prepare and Connection
+// (`bind`, `execute`, `sync`, `parsedStatements`): test/api/shaped-query.test.ts
+// compares its rows with pg's own, types included, and the API tests on
+// PostgreSQL read every prepared statement through it, so a pg upgrade that
+// changes them fails there, not in production.
 import pg from 'pg';
+// @ts-expect-error pg's lib/utils has no type declarations
+import pgUtils from 'pg/lib/utils.js';
 
 interface RowShape {
   fields: pg.FieldDef[];
@@ -33,12 +44,31 @@ interface ResultInternals {
 /** What pg's Query keeps that is not in its type declarations (pg/lib/query.js). */
 interface QueryInternals {
   name?: string;
+  text: string;
   values?: unknown[];
   callback?: (error: Error | null, result: pg.QueryResult) => void;
   _result: ResultInternals;
   _accumulateRows: boolean;
   handleRowDescription(message: { fields: pg.FieldDef[] }): void;
+  prepare(connection: Connection): void;
+  handleError(error: unknown, connection: Connection): void;
 }
+
+/** The part of pg's Connection (pg/lib/connection.js) a query without Describe uses. */
+interface Connection {
+  parsedStatements: Record<string, string>;
+  bind(config: { statement?: string; values?: unknown[]; valueMapper: unknown }): void;
+  execute(config: object): void;
+  close(config: { type: 'S'; name?: string }): void;
+  sync(): void;
+}
+
+const queryPrototype = pg.Query.prototype as unknown as QueryInternals;
+// pg's own mapping of a value to the wire, as its Query.prepare passes it.
+const { prepareValue } = pgUtils as { prepareValue: unknown };
+
+/** By connection, the shape each of its named statements was described with. */
+const describedOn = new WeakMap<Connection, Map<string, RowShape>>();
 
 function sameColumns(a: pg.FieldDef[], b: pg.FieldDef[]): boolean {
   if (a.length !== b.length) return false;
@@ -53,6 +83,8 @@ export type RowShapes = Map<string, RowShape>;
 
 export class ShapedQuery extends pg.Query {
   private readonly shapes: RowShapes;
+  /** The connection asked to describe this execution's rows, if it was. */
+  private describing: Connection | undefined;
 
   constructor(statement: { name?: string; text: string; values: unknown[] }, shapes: RowShapes, callback: (error: Error | null, result: pg.QueryResult) => void) {
     // The text alone: pg copies a config object property by property, a string it does not.
@@ -64,17 +96,50 @@ export class ShapedQuery extends pg.Query {
     this.shapes = shapes;
   }
 
-  handleRowDescription(message: { fields: pg.FieldDef[] }): void {
-    const self = this as unknown as QueryInternals & { text: string };
-    const shape = this.shapes.get(self.text);
-    if (shape && sameColumns(shape.fields, message.fields)) {
-      self._result.fields = message.fields;
-      self._result._parsers = shape.parsers;
-      self._result._prebuiltEmptyResultObject = shape.empty;
-      self._accumulateRows = true; // a callback is always set
+  prepare(connection: Connection): void {
+    const self = this as unknown as QueryInternals;
+    const shape = self.name && connection.parsedStatements[self.name] === self.text ? describedOn.get(connection)?.get(self.name) : undefined;
+    if (!shape) {
+      this.describing = connection;
+      queryPrototype.prepare.call(this, connection);
       return;
     }
-    (pg.Query.prototype as unknown as QueryInternals).handleRowDescription.call(this, message);
-    this.shapes.set(self.text, { fields: message.fields, parsers: self._result._parsers ?? [], empty: self._result._prebuiltEmptyResultObject });
+    // pg's Query.prepare without its Describe.
+    try {
+      connection.bind({ statement: self.name, values: self.values, valueMapper: prepareValue });
+    } catch (error) {
+      connection.close({ type: 'S', name: self.name });
+      connection.sync();
+      self.handleError(error, connection);
+      return;
+    }
+    this.useShape(shape, shape.fields);
+    connection.execute({ portal: '', rows: undefined });
+    connection.sync();
+  }
+
+  handleRowDescription(message: { fields: pg.FieldDef[] }): void {
+    const self = this as unknown as QueryInternals;
+    let shape = this.shapes.get(self.text);
+    if (shape && sameColumns(shape.fields, message.fields)) {
+      this.useShape(shape, message.fields);
+    } else {
+      queryPrototype.handleRowDescription.call(this, message);
+      shape = { fields: message.fields, parsers: self._result._parsers ?? [], empty: self._result._prebuiltEmptyResultObject };
+      this.shapes.set(self.text, shape);
+    }
+    if (this.describing && self.name) {
+      let shapes = describedOn.get(this.describing);
+      if (!shapes) describedOn.set(this.describing, (shapes = new Map()));
+      shapes.set(self.name, shape);
+    }
+  }
+
+  private useShape(shape: RowShape, fields: pg.FieldDef[]): void {
+    const self = this as unknown as QueryInternals;
+    self._result.fields = fields;
+    self._result._parsers = shape.parsers;
+    self._result._prebuiltEmptyResultObject = shape.empty;
+    self._accumulateRows = true; // a callback is always set
   }
 }

@@ -1,8 +1,10 @@
 // Prepared statements keep their rows' shape between executions (src/db/shaped-query.ts):
 // their rows must be exactly what pg's own Query gives, every time, and a
-// statement whose columns change must read the new columns.
+// statement whose columns change must read the new columns. A connection that
+// has seen a named statement's rows described runs it without Describe.
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { prepare } from '../../src/db/prepared.js';
 import { createPostgresDatabase, testDb } from '../helpers/database.js';
@@ -56,6 +58,49 @@ describe.skipIf(testDb !== 'postgres')('prepared statements with a kept row shap
     const [first] = await find({ from: 0 });
     first!.n = 'changed';
     expect((await find({ from: 0 }))[0]!.n).toBe('x');
+  });
+
+  it('asks each connection to describe a named statement once, and gives the same rows without it', async () => {
+    const db = named.db.withTables<{ shaped: Shaped }>();
+    const find = prepare(db, ({ from }: { from: number }) => db.selectFrom('shaped').select(['id', 'day', 'at', 'tags', 'n']).where('id', '>=', from).orderBy('id'));
+    const expected = (await sql`select id, day, at, tags, n from shaped where id >= ${1} order by id`.execute(named.db)).rows;
+    const describes = vi.spyOn(pg.Connection.prototype, 'describe');
+    try {
+      // Both connections of the pool in use at once, then one after the other, several times.
+      for (let round = 0; round < 3; round++) {
+        for (const rows of await Promise.all([find({ from: 1 }), find({ from: 1 }), find({ from: 1 })])) expect(rows).toEqual(expected);
+        expect(await find({ from: 1 })).toEqual(expected);
+      }
+      // 12 executions, at most one Describe per connection.
+      expect(describes.mock.calls.length).toBeGreaterThan(0);
+      expect(describes.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      describes.mockRestore();
+    }
+  });
+
+  it('a failed execution without Describe gives its error and leaves the statement usable', async () => {
+    await sql`create table unique_names (name text primary key, at timestamptz not null)`.execute(named.db);
+    const db = named.db.withTables<{ unique_names: { name: string; at: Date } }>();
+    const add = prepare(db, ({ name }: { name: string }) => db.insertInto('unique_names').values({ name, at: new Date('2030-01-01T00:00:00Z') }).returning(['name', 'at']));
+    // Enough calls for both connections to have described it.
+    for (const name of ['a', 'b', 'c', 'd']) expect(await add({ name })).toEqual([{ name, at: new Date('2030-01-01T00:00:00Z') }]);
+    for (let i = 0; i < 2; i++) await expect(add({ name: 'a' })).rejects.toMatchObject({ code: '23505' });
+    expect(await add({ name: 'e' })).toEqual([{ name: 'e', at: new Date('2030-01-01T00:00:00Z') }]);
+  });
+
+  it("refuses, never misreads, a named statement whose column's type changed under it", async () => {
+    await sql`create table retyped (id int8 primary key, v int4)`.execute(named.db);
+    await sql`insert into retyped values (1, 42)`.execute(named.db);
+    const db = named.db.withTables<{ retyped: { id: number; v: number | string } }>();
+    const read = prepare(db, ({ id }: { id: number }) => db.selectFrom('retyped').select(['id', 'v']).where('id', '=', id));
+    // Both connections of the pool prepare and describe it.
+    for (let i = 0; i < 2; i++) for (const rows of await Promise.all([read({ id: 1 }), read({ id: 1 }), read({ id: 1 })])) expect(rows).toEqual([{ id: 1, v: 42 }]);
+    await sql`alter table retyped alter column v type text`.execute(named.db);
+    // Each connection's statement was prepared with v an integer: PostgreSQL refuses it ("cached plan must not change result type").
+    for (const outcome of await Promise.allSettled([read({ id: 1 }), read({ id: 1 }), read({ id: 1 })])) {
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { code: '0A000' } });
+    }
   });
 
   it('reads the new columns when a statement returns other columns than before', async () => {
