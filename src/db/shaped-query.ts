@@ -15,8 +15,8 @@
 // then sends the rows alone. It refuses to run a named statement whose result
 // columns changed since that connection prepared it ("cached plan must not
 // change result type"), so the shape the connection saw stays its statement's.
-// The description of a room's 34 columns was about 1.3 KB on the wire for every
-// request, and 4 KB of objects pg built from it (bench/README.md).
+// The description of a room's 34 columns is about 1 KB on the wire for every
+// request, and pg built 4 KB of objects from it (bench/README.md).
 //
 // This leans on three fields of pg's Result (`fields`, `_parsers`,
 // `_prebuiltEmptyResultObject`) and on pg's Query.prepare and Connection
