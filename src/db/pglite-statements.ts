@@ -2,13 +2,19 @@
 // PGlite's query() sends every statement unnamed (Parse, Describe, Bind,
 // Describe, Execute, Sync: six calls into the WebAssembly PostgreSQL), so
 // PostgreSQL parses and plans it again on every call. Here a statement is
-// parsed once, under a name, and each call is one Bind-Describe-Execute-Sync:
+// parsed once, under a name, and each call is one Bind-Execute-Sync:
 // GET room's statement took 210 µs instead of 890-1,030 (bench/README.md,
 // "Issue 15: named statements on PGlite"). The PostgreSQL pool gets the same for its
 // hottest statements from db/prepared.ts; on PGlite every statement gains.
+//
+// The first execution also asks for the rows' description (Describe), which
+// the later ones reuse: PostgreSQL refuses a named statement whose result
+// columns changed since it was prepared, and such a statement is prepared
+// and described again (`stale`), as db/shaped-query.ts does on PostgreSQL.
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 
 const serialize = protocol.serialize;
+type BackendMessage = Parameters<typeof parse.parseResults>[0][number];
 
 /** Statements kept at most; the least recently used is closed first. */
 const KEPT = 500;
@@ -23,6 +29,8 @@ interface Prepared {
   name: string;
   /** The parameters' type OIDs, which pick their serializers (PGlite's query() does the same). */
   parameterTypes: number[];
+  /** Its rows' description from its first execution (null: it returns no rows); undefined until then. */
+  rowDescription?: BackendMessage | null;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
@@ -62,9 +70,15 @@ export function createStatements(pglite: PGlite) {
       const serializer = pglite.serializers[statement.parameterTypes[index]!];
       return serializer ? serializer(value) : String(value);
     });
-    const { messages } = await pglite.execProtocol(
-      concat([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]),
-    );
+    const { rowDescription } = statement;
+    const bind = serialize.bind({ statement: statement.name, values });
+    if (rowDescription !== undefined) {
+      const { messages } = await pglite.execProtocol(concat([bind, serialize.execute({}), serialize.sync()]));
+      return parse.parseResults(rowDescription ? [rowDescription, ...messages] : messages, pglite.parsers)[0]!;
+    }
+    // execProtocol throws on an error: these messages are a successful execution's.
+    const { messages } = await pglite.execProtocol(concat([bind, serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]));
+    statement.rowDescription = messages.find((message) => message.name === 'rowDescription') ?? null;
     return parse.parseResults(messages, pglite.parsers)[0]!;
   }
 

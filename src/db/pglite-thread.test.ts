@@ -114,6 +114,23 @@ describe('named statements', () => {
     expect(rows).toEqual([{ b: '00ff10', a: ['x', 'y,z'], t: at, j: { k: [1] }, z: null }]);
   });
 
+  it('reads rows by the description of the first successful execution, also for statements that return none', async () => {
+    const add = (id: number, name: string) => sql<{ id: number; name: string; day: string | null }>`insert into items (id, name) values (${id}, ${name}) returning id, name, day`.execute(handle.db);
+    await add(700, 'first');
+    // The statement's first execution fails: the next successful one still describes its rows.
+    const clash = (id: number) => sql<{ id: number; day: string | null }>`insert into items (id, name) values (${id}, 'first') returning id, day`.execute(handle.db);
+    await expect(clash(701)).rejects.toMatchObject({ code: '23505' });
+    await sql`delete from items where id = 700`.execute(handle.db);
+    expect((await clash(702)).rows).toEqual([{ id: 702, day: null }]);
+    await expect(clash(703)).rejects.toMatchObject({ code: '23505' });
+    await sql`delete from items where id = 702`.execute(handle.db);
+    expect((await clash(704)).rows).toEqual([{ id: 704, day: null }]);
+    for (const [id, name] of [[705, 'b'], [706, 'c']] as const) expect((await add(id, name)).rows).toEqual([{ id, name, day: null }]);
+    // No rows: the affected count only, every time.
+    const rename = (from: string) => sql`update items set name = name || '!' where name = ${from}`.execute(handle.db);
+    for (const from of ['b', 'c', 'nobody']) expect(Number((await rename(from)).numAffectedRows)).toBe(from === 'nobody' ? 0 : 1);
+  });
+
   it('parses again a statement whose table changed shape, or that was deallocated', async () => {
     await handle.withScriptRunner((runner) => runner.exec('create table shaped (a int)'));
     const read = () => sql<Record<string, unknown>>`select * from shaped where ${1}::int = 1`.execute(handle.db);
