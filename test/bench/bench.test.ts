@@ -49,13 +49,14 @@ describe.runIf(testDb === 'postgres')('benchmarks', () => {
     }
   });
 
-  it('the API benchmark runs a sustained create run, windows alternating between Parley and the independent baseline', { timeout: 120_000 }, async () => {
-    const { stdout } = await execFileP(
+  it('the API benchmark runs a sustained create run, windows alternating between Parley and the independent baseline, with more tenants', { timeout: 120_000 }, async () => {
+    const { stdout, stderr } = await execFileP(
       process.execPath,
-      ['--import', 'tsx', 'bench/api.bench.ts', '--sustained=2', '--window=1', '--connections=2', '--rooms=3', '--only=POST', '--targets=parley-pg,independent'],
+      ['--import', 'tsx', 'bench/api.bench.ts', '--sustained=2', '--window=1', '--connections=2', '--rooms=3', '--only=POST', '--targets=parley-pg,independent', '--tenants=3'],
       { cwd: root, timeout: 110_000 },
     );
     expect(stdout).toContain('### Sustained POST /api/rooms, 2 connections, 2 s per target in 1 s windows');
+    expect(stderr).toContain('parley-pg: creating 2 other tenants');
     // server | windows | first minute req/s | last minute req/s | last ÷ first | ...
     const rows = stdout.split('\n').filter((line) => /^\| (independent|parley-pg) \| 2 \|/.test(line));
     expect(rows).toHaveLength(2);
