@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { en } from '../../src/i18n/en.js';
 import type { Page } from 'playwright-core';
-import { sendEstimates, watchBanner } from '../helpers/browser.js';
+import { inboundStats, sendEstimates, watchBanner } from '../helpers/browser.js';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
@@ -46,6 +46,34 @@ function traceSendEstimates(page: Page): { lines: string[]; stop(): void } {
       (error: Error) => lines.push(`+${at} s: ${error.message}`),
     );
   }, 1000);
+  return { lines, stop: () => clearInterval(timer) };
+}
+
+/**
+ * Samples what the host's page shows of the guest (the tile's quality level) beside what could
+ * have set it: the connection's states (a disconnected connection marks the tile lost) and the
+ * media received (none for 2 s marks it lost too, web/src/in-call/media-watch.ts). A tile lost
+ * while neither happened was told so by the server (`peer-reconnecting`). For a failing test to print.
+ */
+function traceHostView(page: Page): { lines: string[]; stop(): void } {
+  const started = Date.now();
+  const lines: string[] = [];
+  const timer = setInterval(() => {
+    const at = ((Date.now() - started) / 1000).toFixed(1);
+    Promise.all([
+      page.getByTestId('connection-quality').getAttribute('data-level'),
+      page.evaluate(() =>
+        (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+          .filter((pc) => pc.__remote && pc.connectionState !== 'closed')
+          .map((pc) => `${pc.connectionState}/${pc.iceConnectionState}`),
+      ),
+      inboundStats(page),
+    ]).then(
+      ([level, states, inbound]) =>
+        lines.push(`+${at} s: tile ${level}; connection ${states.join(', ')}; ${inbound.audioPackets} audio packets, ${inbound.framesDecoded} frames in all`),
+      (error: Error) => lines.push(`+${at} s: ${error.message}`),
+    );
+  }, 500);
   return { lines, stop: () => clearInterval(timer) };
 }
 
@@ -100,6 +128,7 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
     const bannerShown = await watchBanner(guest);
     network.cap(80);
     const estimates = traceSendEstimates(guest);
+    const hostView = traceHostView(host);
     await sleep(8000);
     const [g, h] = await Promise.all([mediaRate(guest, 5000), mediaRate(host, 5000)]);
     console.log(
@@ -118,7 +147,13 @@ describe.skipIf(skip)('a call with the guest on its own network', () => {
         throw new Error(`${error.message}\nthe guest's connections since the cap:\n${estimates.lines.join('\n')}`);
       })
       .finally(estimates.stop);
-    await expect.poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 }).toBe('poor');
+    await expect
+      .poll(() => host.getByTestId('connection-quality').getAttribute('data-level'), { timeout: 10_000 })
+      .toBe('poor')
+      .catch((error: Error) => {
+        throw new Error(`${error.message}\nthe host's view of the guest since the cap:\n${hostView.lines.join('\n')}`);
+      })
+      .finally(hostView.stop);
     await expect.poll(() => host.locator(STATUS_LINE).textContent(), { timeout: 10_000 }).toBe(en['connection.weakBetween']);
     // Slow is not lost: the page's own connection never looked broken, and it never reconnected.
     expect(await bannerShown()).toBe(false);
