@@ -13,6 +13,18 @@ import { iceRenewalMs, iceServersFor } from './turn-credentials.js';
 /** Connections are pinged in this many groups, one group every 1/PING_SLICES of the heartbeat interval. */
 const PING_SLICES = 10;
 
+/**
+ * Heartbeat intervals in a row with nothing from a connection (no pong, no
+ * frame) after which it is dead. One was too few on a thin link: at 80 kbit/s
+ * the queue in front of a phone's uplink is full of media, and pongs came
+ * 0.9–2.0 s after their ping with a 1 s interval (docs/signaling.md) while the
+ * browser was there and its media flowed. Dropping it then would tell the
+ * others that the patient is reconnecting and send the page through a
+ * reconnect over that same thin link. The browser sends a `ping` every second,
+ * so a live page is heard well within two intervals; a dead one is found within three.
+ */
+const SILENT_INTERVALS_DEAD = 2;
+
 /** ws drops the connection (close 1009) above this; frames between MAX_FRAME_BYTES and it get a `too-large` error. */
 const HARD_FRAME_LIMIT = 4 * MAX_FRAME_BYTES;
 
@@ -71,12 +83,12 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       },
     });
 
-    // A dead peer (laptop asleep, network gone) sends no FIN: a missed pong
-    // reveals it within two intervals, so presence stays true within seconds.
-    // Each connection is pinged once an interval, in one of PING_SLICES slices
-    // spread over it: a thousand pings in one tick held up every message
-    // relayed meanwhile (p99 of the relay, bench/README.md, realtime).
-    const alive = new WeakMap<WebSocket, boolean>();
+    // A dead peer (laptop asleep, network gone) sends no FIN: silence for
+    // SILENT_INTERVALS_DEAD intervals reveals it within three, so presence
+    // stays true within seconds. Each connection is pinged once an interval, in
+    // one of PING_SLICES slices spread over it: a thousand pings in one tick
+    // held up every message relayed meanwhile (p99 of the relay, bench/README.md, realtime).
+    const silentIntervals = new WeakMap<WebSocket, number>();
     const sliceOf = new WeakMap<WebSocket, number>();
     let nextSlice = 0;
     let slice = 0;
@@ -84,11 +96,12 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       slice = (slice + 1) % PING_SLICES;
       for (const socket of app.websocketServer.clients) {
         if (sliceOf.get(socket) !== slice) continue;
-        if (alive.get(socket) === false) {
+        const silent = silentIntervals.get(socket) ?? 0;
+        if (silent >= SILENT_INTERVALS_DEAD) {
           socket.terminate();
           continue;
         }
-        alive.set(socket, false);
+        silentIntervals.set(socket, silent + 1);
         socket.ping();
       }
     }, (config.heartbeatIntervalSeconds * 1000) / PING_SLICES);
@@ -108,9 +121,10 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
         },
       },
       (socket) => {
-        alive.set(socket, true);
         sliceOf.set(socket, nextSlice++ % PING_SLICES);
-        socket.on('pong', () => alive.set(socket, true));
+        // Whatever comes from the browser says it is there, not only the pong.
+        const heard = () => silentIntervals.set(socket, 0);
+        socket.on('pong', heard);
         const session = hub.connect({
           send(message: ServerMessage) {
             if (socket.readyState !== socket.OPEN) return;
@@ -123,6 +137,7 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
           },
         });
         socket.on('message', (data, isBinary) => {
+          heard();
           if (isBinary) return session.onFrame('\u0000binary');
           session.onFrame((data as Buffer).toString('utf8'));
         });

@@ -36,8 +36,43 @@ describe('presence', () => {
     // Stop answering pings without closing: what a sleeping laptop looks like from the server.
     guest.socket.pong = () => {};
     (guest.socket as unknown as { _receiver: { removeAllListeners(e: string): void } })._receiver.removeAllListeners('ping');
-    // Two missed pongs (1 s interval), then the one-second reconnect grace.
+    // Two silent intervals (1 s), terminated at the third, then the one-second reconnect grace.
     await eventually(async () => (await participantsOf(room.token)).length === 0, 8000, 'dead connection dropped');
+  });
+
+  /**
+   * A host and a guest in a call whose guest's pongs come `pongDelayMs` late (as over a
+   * thin link with its queue full of media), sending `{type: 'ping'}` every `pingEveryMs`
+   * meanwhile (the page's own heartbeat, web/src/signaling.ts) or nothing (0), for 4 s:
+   * four intervals of the server's heartbeat (1 s here).
+   */
+  async function slowGuest(pongDelayMs: number, pingEveryMs: number) {
+    const room = await server.createRoom();
+    const host = await server.connect();
+    const guest = await server.connect();
+    await host.join(room.access_token);
+    await guest.join(room.guest_token);
+    const pong = guest.socket.pong.bind(guest.socket);
+    guest.socket.pong = ((data?: unknown) => void setTimeout(() => guest.socket.readyState === guest.socket.OPEN && pong(data), pongDelayMs)) as typeof pong;
+    const pinging = pingEveryMs > 0 ? setInterval(() => guest.send({ type: 'ping' }), pingEveryMs) : undefined;
+    await sleep(4000);
+    clearInterval(pinging);
+    return { host, guest, roomToken: room.token };
+  }
+
+  it('keeps a connection whose pongs come later than an interval, as over a thin link', async () => {
+    const { host, guest, roomToken } = await slowGuest(1500, 0);
+    expect(guest.socket.readyState).toBe(guest.socket.OPEN);
+    expect(host.all('peer-reconnecting')).toEqual([]);
+    expect(await participantsOf(roomToken)).toHaveLength(2);
+    guest.terminate();
+  });
+
+  it('keeps a connection that answers no ping while its own frames keep coming', async () => {
+    const { host, guest } = await slowGuest(60_000, 500);
+    expect(guest.socket.readyState).toBe(guest.socket.OPEN);
+    expect(host.all('peer-reconnecting')).toEqual([]);
+    guest.terminate();
   });
 
   it('leaves on request: one reply, then the socket closes normally', async () => {
