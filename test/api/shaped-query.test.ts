@@ -103,6 +103,43 @@ describe.skipIf(testDb !== 'postgres')('prepared statements with a kept row shap
     }
   });
 
+  it("reads a column's new type on the connections a pool opens after it changed", async () => {
+    const own = await openPostgres(database.url, 2);
+    try {
+      await sql`create table reopened (id int8 primary key, v int4)`.execute(own.db);
+      await sql`insert into reopened values (1, 42)`.execute(own.db);
+      const db = own.db.withTables<{ reopened: { id: number; v: number | string } }>();
+      const read = prepare(db, ({ id }: { id: number }) => db.selectFrom('reopened').select(['id', 'v']).where('id', '=', id));
+      // Both connections of the pool prepare and describe it: v an integer.
+      for (let i = 0; i < 2; i++) for (const rows of await Promise.all([read({ id: 1 }), read({ id: 1 })])) expect(rows).toEqual([{ id: 1, v: 42 }]);
+      await sql`alter table reopened alter column v type text`.execute(own.db);
+      // Their connections end (a restart, a pooler's recycling): the pool opens new ones.
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      try {
+        const ended = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'`);
+        expect(ended.rowCount).toBeGreaterThanOrEqual(2);
+      } finally {
+        await admin.end();
+      }
+      // The pool drops the ended connections as it hears of their end; the next statement goes to a new one.
+      const fresh = async () => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await read({ id: 1 });
+          } catch (error) {
+            if (attempt >= 20) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      };
+      // The new connection describes the statement; read with the shape the pool kept from before, v would be the integer it was: 42, not '42'.
+      expect(await fresh()).toEqual([{ id: 1, v: '42' }]);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('reads the new columns when a statement returns other columns than before', async () => {
     await sql`create table widening (id int8)`.execute(unnamed.db);
     await sql`insert into widening values (1)`.execute(unnamed.db);
