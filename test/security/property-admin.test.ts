@@ -58,7 +58,10 @@ const routes = fc.constantFrom(
 
 function routable(segment: string): boolean {
   try {
-    return decodeURIComponent(segment).length <= 200;
+    const decoded = decodeURIComponent(segment);
+    // '.' and '..' (and '%2e' and its like, which URL parsers read as dots) are no segment: the
+    // path is resolved without them ('/admin/organizations/./doctors' is '/admin/organizations/doctors').
+    return decoded.length <= 200 && decoded !== '.' && decoded !== '..';
   } catch {
     return false;
   }
