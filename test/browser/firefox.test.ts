@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { clickTestId, fillTestId, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
+import { traceSteps } from '../helpers/steps.js';
 
 const skip = firefoxSkipReason();
 if (skip) console.warn(skip);
@@ -45,13 +46,17 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     await world?.close();
   });
 
-  it('a Chromium host and a Firefox guest see and hear each other, chat, and the guest leaves feedback', async () => {
+  it('a Chromium host and a Firefox guest see and hear each other, chat, and the guest leaves feedback', async (context) => {
+    const step = traceSteps(context);
     const room = await world.createRoom({ enable_chat: true, return_url: `${world.base}/left?who=guest`, host_return_url: `${world.base}/left?who=host` });
+    step('open the pages');
     const host = await world.participant();
     const guest = await firefoxPage();
+    step('join');
     await Promise.all([join(host, room.host_join_url, 'Dr. Ada'), joinFirefox(guest, room.guest_join_url, 'Fox')]);
 
     // Each side decodes the other's video and receives its audio (getStats), or this throws.
+    step('media flowing');
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     // The decoded frames reach the tiles on both sides, under the right names.
     await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
@@ -61,6 +66,7 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     expect((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants).toHaveLength(2);
 
     // Chat both ways, as text (a narrow window shows the chat behind its button).
+    step('chat');
     if (!(await guest.$(testId('chat-input')))) await clickTestId(guest, 'chat-button');
     await host.getByTestId('chat-input').fill('Hello <i>there</i>');
     await host.getByTestId('chat-send').click();
@@ -72,8 +78,10 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     expect(await texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>', 'You: Hi from Firefox']);
 
     // The guest leaves: the host's tile for them goes; feedback; on to the guest's return URL.
+    step('the guest leaves');
     await clickTestId(guest, 'leave-button');
     await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(0);
+    step('feedback');
     await clickTestId(guest, 'feedback-good');
     await fillTestId(guest, 'feedback-comment', 'Worked in Firefox');
     await clickTestId(guest, 'feedback-submit');
@@ -84,44 +92,58 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     expect(feedbacks.json.room_feedbacks).toEqual([expect.objectContaining({ room_token: room.token, rating: 'good', feedback: 'Worked in Firefox' })]);
   });
 
-  it('a Firefox host and a Firefox guest see and hear each other, then leave', async () => {
+  it('a Firefox host and a Firefox guest see and hear each other, then leave', async (context) => {
+    const step = traceSteps(context);
     const room = await world.createRoom({ return_url: `${world.base}/left?who=guest`, host_return_url: `${world.base}/left?who=host` });
+    step('open the pages');
     const host = await firefoxPage();
     const guest = await firefoxPage();
+    step('join');
     await Promise.all([joinFirefox(host, room.host_join_url, 'Host Fox'), joinFirefox(guest, room.guest_join_url, 'Guest Fox')]);
 
     // Each side decodes the other's video and receives its audio (getStats), or this throws.
+    step('media flowing');
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
+    step('remote video on screen');
     await expect.poll(() => remoteVideoWidth(host), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await count(host, 'remote-video')).toBe(1);
 
+    step('the guest leaves');
     await clickTestId(guest, 'leave-button');
     await expect.poll(() => count(host, 'remote-video'), { timeout: 10_000 }).toBe(0);
     await clickTestId(guest, 'feedback-skip');
     await expect.poll(() => guest.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=guest`);
+    step('the host leaves');
     await clickTestId(host, 'leave-button');
     await clickTestId(host, 'feedback-skip');
     await expect.poll(() => host.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=host`);
     // Both left: the room ends (ROOM_END_GRACE_SECONDS=1 in startWorld).
+    step('the room ends');
     await expect.poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 }).toBe('ended');
   });
 
-  it('the waiting room in Firefox: a Firefox guest waits, a Firefox host lets it in, and the call works', async () => {
+  it('the waiting room in Firefox: a Firefox guest waits, a Firefox host lets it in, and the call works', async (context) => {
+    const step = traceSteps(context);
     const room = await world.createRoom({ enable_waiting_room: true });
+    step('open the pages');
     const host = await firefoxPage();
     const guest = await firefoxPage();
+    step('the host joins');
     await joinFirefox(host, room.host_join_url, 'Host Fox');
+    step('the guest asks to join');
     await guest.goto(room.guest_join_url);
     await fillTestId(guest, 'name-input', 'Waiting Fox');
     await clickTestId(guest, 'join-button');
     await guest.waitForSelector(testId('waiting-room'));
     expect(await count(guest, 'remote-video')).toBe(0);
 
+    step('the host admits the guest');
     await host.waitForSelector(testId('waiting-participant'));
     expect(await texts(host, 'waiting-participant')).toEqual(['Waiting Fox']);
     await clickTestId(host, 'admit-button');
     await guest.waitForSelector(testId('waiting-room'), { hidden: true });
+    step('media flowing');
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     expect(await count(host, 'waiting-participant')).toBe(0);
     expect((await world.api('GET', `/api/rooms/${room.token}`)).json).toMatchObject({ waiting_participants: [], current_participants: [expect.any(String), expect.any(String)] });
