@@ -18,7 +18,7 @@ function scriptedTurns(): TurnSampler & { turn: number; busy: number; running: b
     },
     read() {
       if (!this.running) throw new Error('read while not sampling');
-      return { p90Ms: this.turn, busy: this.busy };
+      return { p99Ms: this.turn, busy: this.busy };
     },
   };
 }
@@ -79,7 +79,10 @@ describe('calls first: the API limit while calls are connected', () => {
     windows(1, 0);
     expect(windows(2, 20, BUSY - 0.05)).toEqual([20, 20]);
     expect(windows(2, 20, BUSY)).toEqual([15, 11]);
-    expect(windows(2, 20, 0.4)).toEqual([12, 13]);
+    // Not only a saturated loop: on PostgreSQL, the database on another core, a
+    // loop busy 72–78 % of the time had the API's scavenges making the tail.
+    expect(windows(1, 20, 0.75)).toEqual([8]);
+    expect(windows(2, 20, 0.4)).toEqual([9, 10]);
   });
 
   it('never goes below an API_CONCURRENCY lower than the floor', () => {
@@ -101,12 +104,29 @@ describe('eventLoopTurns', () => {
       await new Promise((resolve) => setImmediate(resolve));
     }
     const held = turns.read();
-    expect(held.p90Ms).toBeGreaterThan(TARGET_TURN_MS * 2);
+    expect(held.p99Ms).toBeGreaterThan(TARGET_TURN_MS * 2);
     expect(held.busy).toBeGreaterThan(BUSY);
     // Idle: the loop waits, and the turns are the timer's own millisecond.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(turns.read().busy).toBeLessThan(0.5);
+    expect(turns.read().busy).toBeLessThan(BUSY);
     turns.stop();
-    expect(turns.read()).toEqual({ p90Ms: 0, busy: 0 });
+    expect(turns.read()).toEqual({ p99Ms: 0, busy: 0 });
+  });
+
+  it('sees the rare long turn (a scavenge and the turn after it), which a 90th percentile misses', async () => {
+    const turns = eventLoopTurns();
+    turns.start();
+    // 600 ms of short turns (the 1 ms timer's own), one in 40 held 15 ms.
+    const until = Date.now() + 600;
+    for (let turn = 0; Date.now() < until; turn++) {
+      if (turn % 40 === 39) {
+        const held = Date.now() + 15;
+        while (Date.now() < held);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const read = turns.read();
+    turns.stop();
+    expect(read.p99Ms).toBeGreaterThan(TARGET_TURN_MS * 2);
   });
 });

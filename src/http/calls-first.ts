@@ -2,24 +2,44 @@
 // concurrency limit (hooks/concurrency-gate.ts) follows the length of the
 // event loop's turns: a relayed offer, candidate or "let in" waits for the
 // turn it arrives in, and a turn is long when it runs many API requests'
-// callbacks. So when the turns run long, fewer API requests are worked on at
-// once (the others wait in the gate, in order), and as they shorten the limit
-// climbs back to API_CONCURRENCY. An integrator's burst then takes a little
-// longer; a doctor's join, offers and chat do not wait behind it (the media
-// goes between the browsers, not through here). With nobody connected there
-// is nothing to protect and the API has the whole limit.
+// callbacks, or when it is the scavenge of their garbage and the turn after
+// it, which works off what queued meanwhile. So when the turns run long,
+// fewer API requests are worked on at once (the others wait in the gate, in
+// order), and as they shorten the limit climbs back to API_CONCURRENCY. An
+// integrator's burst then takes a little longer; a doctor's join, offers and
+// chat do not wait behind it (the media goes between the browsers, not
+// through here). With nobody connected there is nothing to protect and the
+// API has the whole limit.
 //
 // Measured on PostgreSQL, 100 connections creating rooms beside 1,000
-// connected participants (bench/README.md, "Calls first"): the limit settled
-// at 6–7, and a relayed signal waited 3 ms at the median instead of 11, 18 ms
-// at p99 instead of 42.
+// connected participants (bench/README.md, "Calls first" and "the relay
+// measured apart from the second core"): first, with the limit following the
+// turns at p90, a relayed signal waited 3 ms at the median instead of 11, 18
+// ms at p99 instead of 42. Then, the server on a core of its own: the turns
+// were short at p90 (1.2–1.6 ms) and the limit never moved, while the relay's
+// p99 was 7–10 ms: scavenges, 2–3 ms each, 7–10 % of the time. Following the
+// turns at p99, the limit settles at 4: the relay's p99 7.6 → 5.6 ms and
+// /healthz's 20 → 5.6 ms for 3 % fewer creates; with the server, PostgreSQL
+// and the load sharing both cores, 7.7 → 4.3 ms and 5.4 → 2.2 ms for 22 %
+// fewer (only while calls are connected, and only under a burst that keeps
+// the loop busy).
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import type { ConcurrencyGate } from './hooks/concurrency-gate.js';
 
-/** The turn length, at the 90th percentile of a window, above which the limit comes down. */
-export const TARGET_TURN_MS = 5;
-/** The event loop's utilization from which its own callbacks are what makes the turns long. */
-export const BUSY = 0.9;
+/**
+ * The turn length, at the 99th percentile of a window, above which the limit
+ * comes down. The 99th: the turns a signal waits longest for are rare (a
+ * scavenge and the turn after it), and at the 90th they do not show.
+ */
+export const TARGET_TURN_MS = 4;
+/**
+ * The event loop's utilization from which its own callbacks and garbage are
+ * what makes the turns long. Not only a saturated loop: on PostgreSQL, the
+ * database on another core, the loop was busy 72–78 % of the time while the
+ * API's scavenges made the relay's tail. Below half, long turns come from
+ * elsewhere.
+ */
+export const BUSY = 0.5;
 /** How often the limit is adjusted (one window of turns). */
 export const WINDOW_MS = 250;
 /** The API is never held below this many requests at once (or API_CONCURRENCY, if lower). */
@@ -27,8 +47,8 @@ export const FLOOR = 4;
 
 /** The event loop over one window. */
 export interface Turns {
-  /** The 90th percentile of the turns' length, in milliseconds. */
-  p90Ms: number;
+  /** The 99th percentile of the turns' length, in milliseconds. */
+  p99Ms: number;
   /** The share of the window the loop spent running callbacks (event-loop utilization, 0..1). */
   busy: number;
 }
@@ -62,9 +82,9 @@ export function eventLoopTurns(): TurnSampler {
       histogram = null;
     },
     read() {
-      if (!histogram || histogram.count === 0) return { p90Ms: 0, busy: 0 };
+      if (!histogram || histogram.count === 0) return { p99Ms: 0, busy: 0 };
       const now = performance.eventLoopUtilization();
-      const turns = { p90Ms: histogram.percentile(90) / 1e6, busy: performance.eventLoopUtilization(now, since).utilization };
+      const turns = { p99Ms: histogram.percentile(99) / 1e6, busy: performance.eventLoopUtilization(now, since).utilization };
       since = now;
       histogram.reset();
       return turns;
@@ -94,16 +114,17 @@ export function callsFirst({ gate, max, callsConnected, turns = eventLoopTurns()
       turns.start();
       sampling = true;
     } else {
-      const { p90Ms, busy } = turns.read();
+      const { p99Ms, busy } = turns.read();
       const limit = gate.limit();
-      // Long turns on a loop that is busy the whole window: its own callbacks
-      // make them long, and fewer API requests at once shorten them. Long turns
-      // on a loop mostly idle come from elsewhere (the cores taken by other
-      // work, PGlite's thread), which holding the API back would not help.
+      // Long turns on a loop busy at least half the window: its own callbacks
+      // and their garbage make them long, and fewer API requests at once
+      // shorten them. Long turns on a loop mostly idle come from elsewhere
+      // (the cores taken by other work, PGlite's thread), which holding the
+      // API back would not help.
       // Down fast (a quarter a window), up slowly (one a window): signaling that
       // waits is felt at once, a burst a little slower is not noticed.
-      if (p90Ms > TARGET_TURN_MS && busy >= BUSY) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
-      else if ((p90Ms < TARGET_TURN_MS / 2 || busy < BUSY) && limit < max) gate.setLimit(limit + 1);
+      if (p99Ms > TARGET_TURN_MS && busy >= BUSY) gate.setLimit(Math.max(floor, Math.floor(limit * 0.75)));
+      else if ((p99Ms < TARGET_TURN_MS / 2 || busy < BUSY) && limit < max) gate.setLimit(limit + 1);
     }
   };
   let timer: NodeJS.Timeout | null = null;
