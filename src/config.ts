@@ -54,6 +54,12 @@ export interface Config {
   allowedOrigins: string[];
   /** 'relay' sends all media through TURN (hides participants' addresses from each other). */
   iceTransportPolicy: 'all' | 'relay';
+  /**
+   * Where the call's signaling runs: 'separate', a process of its own beside
+   * the API's (realtime/calls-process/), so that API load cannot stall it; or
+   * 'inline', in the one process.
+   */
+  callsProcess: 'separate' | 'inline';
   /** Requests per minute per API token on /api (a burst of this many, refilled evenly); 0 = no limit. */
   rateLimitPerMinute: number;
   /** Webhook targets on loopback, private or link-local addresses are refused unless this is on (docs/webhooks.md). */
@@ -150,6 +156,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     .map((o) => o.trim())
     .filter(Boolean)
     .map((o) => new URL(httpUrl('ALLOWED_ORIGINS', o)).origin);
+  const callsProcess = env.CALLS_PROCESS || 'separate';
+  if (callsProcess !== 'separate' && callsProcess !== 'inline') {
+    throw new ConfigError('CALLS_PROCESS', `must be "separate" or "inline", got "${callsProcess}"`);
+  }
   const iceTransportPolicy = env.ICE_TRANSPORT_POLICY || 'all';
   if (iceTransportPolicy !== 'all' && iceTransportPolicy !== 'relay') {
     throw new ConfigError('ICE_TRANSPORT_POLICY', `must be "all" or "relay", got "${iceTransportPolicy}"`);
@@ -186,6 +196,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     allowedOrigins: [...new Set([new URL(publicUrl).origin, ...extraOrigins])],
     iceTransportPolicy,
+    callsProcess,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     webhooksAllowPrivateNetworks: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
     webhooksTimeoutSeconds: integer(env, 'WEBHOOKS_TIMEOUT_SECONDS', 10, 1, 30),

@@ -12,6 +12,10 @@ import { buildApp } from './http/build-app.js';
 import { joinRoutes } from './http/routes/join.routes.js';
 import { startJobs } from './jobs.js';
 import { realtimePlugin } from './realtime/ws-server.js';
+import { startCallsProcess, type CallsProcess } from './realtime/calls-process/calls-process.js';
+import { handOffPlugin } from './realtime/calls-process/hand-off.js';
+import { CALLS_METRICS } from './realtime/calls-process/messages.js';
+import { createLogging } from './http/logging.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -29,6 +33,7 @@ export async function startServer(
   const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
   const database = await openDatabase(config);
   let redis: RedisBuses | null = null;
+  let calls: CallsProcess | null = null;
   try {
     await migrate(database);
     // Several nodes share calls through Redis; one node alone needs nothing but itself.
@@ -39,13 +44,26 @@ export async function startServer(
           resubscribed: (channels) => metrics.redisResubscriptions.inc(channels),
         })
       : null;
-    const services = createServices({ database, config, metrics, ...(redis ? { signals: redis.signals, events: redis.events } : {}) });
+    // The calls in a process of their own (CALLS_PROCESS, docs/design.md#the-calls-process): it serves
+    // the node's WebSockets, records its participants' presence and owns the signaling metrics.
+    if (config.callsProcess === 'separate') {
+      calls = await startCallsProcess({ config, database, log: createLogging(config.logLevel, options.logStream).logger, logStream: options.logStream });
+      for (const name of CALLS_METRICS) metrics.registry.removeSingleMetric(name);
+    }
+    const events = redis?.events ?? calls?.events;
+    const services = createServices({ database, config, metrics, ...(redis ? { signals: redis.signals } : {}), ...(events ? { events } : {}) });
     const firstToken = await services.tenants.bootstrapDefaultTenant();
-    const readiness = redis ? [{ name: 'redis', check: redis.ping, optional: true }] : [];
-    const app = await buildApp({ services, logStream: options.logStream, readiness, plugins: [joinRoutes(services), realtimePlugin({ services })] });
+    const readiness = [...(redis ? [{ name: 'redis', check: redis.ping, optional: true }] : []), ...(calls ? [{ name: 'calls', check: calls.check }] : [])];
+    const app = await buildApp({
+      services,
+      logStream: options.logStream,
+      readiness,
+      plugins: [joinRoutes(services), calls ? handOffPlugin(calls, config) : realtimePlugin({ services })],
+      ...(calls ? { moreMetrics: calls.metrics } : {}),
+    });
     if (redis) reportRedis(redis, app.log, metrics);
     // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
-    await services.participation.registerNode();
+    if (!calls) await services.participation.registerNode();
     const jobs = startJobs(
       [
         { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
@@ -54,8 +72,8 @@ export async function startServer(
         // The webhook outbox (docs/webhooks.md): every node delivers whatever is due; claims keep them apart.
         { name: 'webhooks', intervalSeconds: config.webhooksPollIntervalSeconds, run: () => services.webhookDelivery.deliverDue() },
         { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
-        // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle).
-        { name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() },
+        // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle); the calls process's own when it runs.
+        ...(calls ? [] : [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }]),
         // PGlite has no autovacuum or checkpointer: this does their work (db/embedded-maintenance.ts). PostgreSQL's own do it there.
         ...(database.kind === 'pglite'
           ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
@@ -87,14 +105,18 @@ export async function startServer(
       services,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       async close() {
+        // First, as the inline hub does before the HTTP server stops (ws-server.ts): the calls'
+        // leaves recorded while the database is open, before a join waiting for its token times out.
+        await calls?.stop();
         await app.close();
         await jobs.stop();
-        await services.participation.retireNode().catch((error: unknown) => app.log.warn({ err: error }, 'could not retire this node'));
+        if (!calls) await services.participation.retireNode().catch((error: unknown) => app.log.warn({ err: error }, 'could not retire this node'));
         await redis?.close();
         await database.close();
       },
     };
   } catch (error) {
+    await calls?.stop();
     await redis?.close();
     await database.close().catch(() => {});
     throw error;

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
-import { PGliteThread } from './pglite-thread.js';
+import { PGliteThread, type PGliteChannel } from './pglite-thread.js';
+import type { RemotePGlite } from './remote-pglite.js';
 import { runStatementsWith } from './prepared.js';
 import type { Database } from './schema.js';
 import { ShapedQuery, type RowShapes } from './shaped-query.js';
@@ -28,6 +29,8 @@ export interface DatabaseHandle {
   description: string;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The embedded database's worker thread (PGlite in this process only): the calls process's statements are run on it. */
+  thread?: PGliteThread;
   /** Pool connections by state (PostgreSQL only: PGlite is one in-process connection). */
   poolStats?(): { total: number; idle: number; waiting: number };
 }
@@ -158,6 +161,33 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** A handle over PGlite through `channel`: the worker thread, or the main process's from the calls process. */
+function overChannel(channel: PGliteChannel): Omit<DatabaseHandle, 'description' | 'close'> {
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(channel) });
+  // prepare()'s statements straight to the thread (prepared.ts), as on PostgreSQL: Kysely's
+  // connection provider and driver layers made about 5 KB of garbage per create, and on
+  // PGlite every scavenge is a pause of the loop the calls' signaling shares (bench/README.md).
+  // The worker prepares each text once (pglite-statements.ts); the name is not needed.
+  runStatementsWith(db, async (_name, text, parameters) => (await channel.query(channel.connection(), text, parameters)).rows);
+  return {
+    db,
+    withScriptRunner: (fn) =>
+      fn({
+        exec: (script) => channel.exec(script),
+        names: async (query) => (await channel.query(channel.connection(), query, [])).rows.map((r) => (r as { name: string }).name),
+      }),
+    kind: 'pglite',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+  };
+}
+
+/** The main process's embedded database from the calls process (remote-pglite.ts); closing it only lets go. */
+export function openRemotePGlite(remote: RemotePGlite): DatabaseHandle {
+  return { ...overChannel(remote), description: 'PGlite (through the main process)', close: () => remote.close() };
+}
+
 /** dataDir null = in memory (tests). PGlite runs in a worker thread (pglite-thread.ts): off the event loop that serves HTTP and signaling. */
 export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle> {
   let unlock = () => {};
@@ -167,26 +197,11 @@ export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle
   }
   try {
     const thread = await PGliteThread.open(dataDir === null ? null : path.join(dataDir, 'pglite'));
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(thread) });
-    // prepare()'s statements straight to the thread (prepared.ts), as on PostgreSQL: Kysely's
-    // connection provider and driver layers made about 5 KB of garbage per create, and on
-    // PGlite every scavenge is a pause of the loop the calls' signaling shares (bench/README.md).
-    // The worker prepares each text once (pglite-statements.ts); the name is not needed.
-    runStatementsWith(db, async (_name, text, parameters) => (await thread.query(thread.connection(), text, parameters)).rows);
     return {
-      db,
-      withScriptRunner: (fn) =>
-        fn({
-          exec: (script) => thread.exec(script),
-          names: async (query) => (await thread.query(thread.connection(), query, [])).rows.map((r) => (r as { name: string }).name),
-        }),
-      kind: 'pglite',
+      ...overChannel(thread),
+      thread,
       description: dataDir === null ? 'PGlite (in memory)' : `PGlite ${dataDir}`,
-      ping: async () => {
-        await sql`select 1`.execute(db);
-      },
       close: async () => {
-        await db.destroy();
         // The worker flushes and closes PGlite, then ends: an open one would keep the process alive.
         await thread.close();
         unlock();

@@ -14,11 +14,11 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
-import type { PGliteThread } from './pglite-thread.js';
+import type { PGliteChannel } from './pglite-thread.js';
 
 class PGliteConnection implements DatabaseConnection {
   constructor(
-    private readonly thread: PGliteThread,
+    private readonly thread: PGliteChannel,
     readonly id: number,
   ) {}
 
@@ -34,7 +34,7 @@ class PGliteConnection implements DatabaseConnection {
 }
 
 class PGliteDriver implements Driver {
-  constructor(private readonly thread: PGliteThread) {}
+  constructor(private readonly thread: PGliteChannel) {}
 
   async init(): Promise<void> {}
 
@@ -61,7 +61,7 @@ class PGliteDriver implements Driver {
 }
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly thread: PGliteThread) {}
+  constructor(private readonly thread: PGliteChannel) {}
   createAdapter() {
     return new PostgresAdapter();
   }

@@ -51,7 +51,7 @@ export interface SerializedError {
 
 export type Reply = { id: number; rows: unknown[]; affectedRows: number } | { id: number; error: SerializedError };
 
-interface QueryResult {
+export interface QueryResult {
   rows: unknown[];
   affectedRows: number;
 }
@@ -68,7 +68,18 @@ function startWorker(workerData: WorkerData): Worker {
   return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, { eval: true, workerData });
 }
 
-function toError(error: SerializedError): Error {
+/** The fields of a PostgreSQL error that code above reads (code, constraint, severity, ...): its primitive own properties. */
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { message: String(error), fields: {} };
+  const fields: SerializedError['fields'] = {};
+  for (const key of Object.keys(error)) {
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+  }
+  return { message: error.message, fields };
+}
+
+export function toError(error: SerializedError): Error {
   return Object.assign(new Error(error.message), error.fields);
 }
 
@@ -77,32 +88,24 @@ function workerGone(reason: string): Error {
   return Object.assign(new Error(`The embedded database's thread stopped: ${reason}`), { code: '08006' });
 }
 
-export class PGliteThread {
+/**
+ * Statements to PGlite over messages: ids, one message per turn of the event
+ * loop, replies settled by id. The worker thread is one channel
+ * (PGliteThread); the calls process reaches the same worker through the main
+ * process (remote-pglite.ts).
+ */
+export abstract class PGliteChannel {
   private readonly waiting = new Map<number, { resolve: (result: QueryResult) => void; reject: (error: Error) => void }>();
   private outbox: Request[] = [];
   private nextId = 1;
   private nextConnection = 1;
   private failure: Error | null = null;
-  private closing: Promise<void> | null = null;
+  protected closing: Promise<void> | null = null;
 
-  private constructor(private readonly worker: Worker) {
-    worker.on('message', (reply: Reply) => this.settle(reply));
-    worker.on('error', (error) => this.fail(workerGone(error.message)));
-    worker.on('exit', (code) => this.fail(this.closing ? new Error('PGlite is closed') : workerGone(`exit code ${code}`)));
-  }
-
-  /** Starts the worker and waits until its PGlite is open (or throws its error). */
-  static async open(dataDir: string | null): Promise<PGliteThread> {
-    const worker = startWorker({ dataDir, ...(await compiledWasm()) });
-    const thread = new PGliteThread(worker);
-    try {
-      await new Promise<QueryResult>((resolve, reject) => thread.waiting.set(0, { resolve, reject }));
-    } catch (error) {
-      await worker.terminate();
-      throw error;
-    }
-    return thread;
-  }
+  /** Sends the requests of one turn to the far side. */
+  protected abstract post(requests: Request[]): void;
+  /** Stops taking requests; the worker's owner also closes PGlite and ends the thread. */
+  abstract close(): Promise<void>;
 
   /** A new connection id: what a transaction's statements carry so that no other connection's run among them. */
   connection(): number {
@@ -122,16 +125,11 @@ export class PGliteThread {
     await this.send({ id: 0, connection: this.connection(), kind: 'exec', sql });
   }
 
-  /** Closes PGlite (after the requests sent before) and ends the thread. */
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      if (!this.failure) await this.send({ id: 0, connection: 0, kind: 'close' }).catch(() => {});
-      await this.worker.terminate();
-    })();
-    return this.closing;
+  protected get failed(): boolean {
+    return this.failure !== null;
   }
 
-  private send(request: Request): Promise<QueryResult> {
+  protected send(request: Request): Promise<QueryResult> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closing && request.kind !== 'close') return Promise.reject(new Error('PGlite is closed'));
     request.id = this.nextId++;
@@ -143,10 +141,10 @@ export class PGliteThread {
   private flush(): void {
     const requests = this.outbox;
     this.outbox = [];
-    this.worker.postMessage(requests);
+    this.post(requests);
   }
 
-  private settle(reply: Reply): void {
+  protected settle(reply: Reply): void {
     const waiter = this.waiting.get(reply.id);
     if (!waiter) return;
     this.waiting.delete(reply.id);
@@ -154,9 +152,58 @@ export class PGliteThread {
     else waiter.resolve(reply);
   }
 
-  private fail(error: Error): void {
+  protected fail(error: Error): void {
     this.failure ??= error;
     for (const waiter of this.waiting.values()) waiter.reject(error);
     this.waiting.clear();
+  }
+
+  /** Waits for reply 0, which says whether the far side is ready (or carries its error). */
+  protected opened(): Promise<QueryResult> {
+    return new Promise((resolve, reject) => this.waiting.set(0, { resolve, reject }));
+  }
+}
+
+export class PGliteThread extends PGliteChannel {
+  private constructor(private readonly worker: Worker) {
+    super();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('error', (error) => this.fail(workerGone(error.message)));
+    worker.on('exit', (code) => this.fail(this.closing ? new Error('PGlite is closed') : workerGone(`exit code ${code}`)));
+  }
+
+  /** Starts the worker and waits until its PGlite is open (or throws its error). */
+  static async open(dataDir: string | null): Promise<PGliteThread> {
+    const worker = startWorker({ dataDir, ...(await compiledWasm()) });
+    const thread = new PGliteThread(worker);
+    try {
+      await thread.opened();
+    } catch (error) {
+      await worker.terminate();
+      throw error;
+    }
+    return thread;
+  }
+
+  /**
+   * Runs a request of another process's (the calls process, remote-pglite.ts)
+   * under a connection id of its own: that process numbers its connections
+   * from 1 as this one does, so its ids are negated.
+   */
+  forward(request: Request): Promise<QueryResult> {
+    return this.send({ ...request, connection: -request.connection });
+  }
+
+  /** Closes PGlite (after the requests sent before) and ends the thread. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (!this.failed) await this.send({ id: 0, connection: 0, kind: 'close' }).catch(() => {});
+      await this.worker.terminate();
+    })();
+    return this.closing;
+  }
+
+  protected post(requests: Request[]): void {
+    this.worker.postMessage(requests);
   }
 }

@@ -12,7 +12,7 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import type { Reply, Request, SerializedError, WorkerData } from './pglite-thread.js';
+import { serializeError, type Reply, type Request, type WorkerData } from './pglite-thread.js';
 import { createStatements } from './pglite-statements.js';
 import { DATE, INT8, keepText, parseInt8 } from './type-parsers.js';
 
@@ -40,17 +40,6 @@ if (process.platform === 'linux') {
   }
 }
 const { dataDir, pgliteWasmModule, initdbWasmModule } = workerData as WorkerData;
-
-/** The fields of a PostgreSQL error that code above reads (code, constraint, severity, ...): its primitive own properties. */
-function serialize(error: unknown): SerializedError {
-  if (!(error instanceof Error)) return { message: String(error), fields: {} };
-  const fields: SerializedError['fields'] = {};
-  for (const key of Object.keys(error)) {
-    const value = (error as unknown as Record<string, unknown>)[key];
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
-  }
-  return { message: error.message, fields };
-}
 
 let pglite: PGlite;
 let statements: ReturnType<typeof createStatements>;
@@ -103,7 +92,7 @@ async function pump(): Promise<void> {
     try {
       reply = await run(request);
     } catch (error) {
-      reply = { id: request.id, error: serialize(error) };
+      reply = { id: request.id, error: serializeError(error) };
     }
     port.postMessage(reply);
   }
@@ -124,5 +113,5 @@ try {
   });
   port.postMessage({ id: 0, rows: [], affectedRows: 0 } satisfies Reply);
 } catch (error) {
-  port.postMessage({ id: 0, error: serialize(error) } satisfies Reply);
+  port.postMessage({ id: 0, error: serializeError(error) } satisfies Reply);
 }

@@ -37,11 +37,13 @@ export interface AppOptions {
   readiness?: ReadinessCheck[];
   /** Further plugins to register (the join pages and the realtime server). */
   plugins?: FastifyPluginAsync[];
+  /** Metrics kept elsewhere (the calls process's), appended to GET /metrics. */
+  moreMetrics?: () => Promise<string>;
 }
 
 const API_BODY_LIMIT = 64 * 1024;
 
-export async function buildApp({ services, logStream, readiness = [], plugins = [] }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, logStream, readiness = [], plugins = [], moreMetrics = async () => '' }: AppOptions): Promise<FastifyInstance> {
   const { config } = services;
   const logging = createLogging(config.logLevel, logStream);
   const app = Fastify({
@@ -146,7 +148,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   if (config.adminToken) await app.register(adminRoutes(services, config.adminToken));
   // Prometheus scrape endpoint: no secrets in it; restrict it to the internal network at the load balancer.
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics()),
+    reply.type(services.metrics.registry.contentType).send((await services.metrics.registry.metrics()) + (await moreMetrics())),
   );
   await app.register(healthRoutes([{ name: 'database', check: () => services.database.ping() }, ...readiness]));
   for (const plugin of plugins) await app.register(plugin);

@@ -49,7 +49,7 @@ describe(`a node without Redis (${testDb})`, () => {
       // Checks are bounded at 0.7 s (health.routes.ts); the margin is a loaded machine's.
       expect(answer.ms).toBeLessThan(2000);
     }
-    expect((await timedGet(`${server.url}/readyz`)).body).toEqual({ status: 'degraded', checks: { database: 'ok', redis: 'unavailable' } });
+    expect((await timedGet(`${server.url}/readyz`)).body).toEqual({ status: 'degraded', checks: { database: 'ok', redis: 'unavailable', calls: 'ok' } });
     const unreachable = messages(server).filter((m) => m.includes('unreachable'));
     expect(unreachable).toEqual([expect.stringContaining(`Redis (REDIS_URL) at 127.0.0.1:${port} is unreachable`)]);
     expect(server.output.join('\n')).not.toContain('not-this-password');
@@ -58,7 +58,7 @@ describe(`a node without Redis (${testDb})`, () => {
     const running = await startRedis({ port, password: 'not-this-password' });
     redis = running;
     await waitFor(async () => (await timedGet(`${server!.url}/readyz`)).body.status === 'ok', 15_000, 'ready with Redis');
-    expect((await timedGet(`${server.url}/readyz`)).body).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
+    expect((await timedGet(`${server.url}/readyz`)).body).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok', calls: 'ok' } });
     await waitFor(() => messages(server!).some((m) => m.includes(`at 127.0.0.1:${port} is back after`)), 5_000, 'the "back" line');
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/^parley_redis_up 1$/m);

@@ -1,0 +1,128 @@
+// The calls process: the node's signaling in a process of its own, so that
+// the API's work and its garbage never hold up a relayed offer, candidate or
+// "let in" (docs/design.md, "The calls process"). The main process accepts
+// every connection and hands each /ws upgrade over with its socket; this
+// process runs the hub over the same services, its own database pool (or the
+// main process's embedded database, over IPC) and the node's buses. It stops
+// when the main process tells it to or goes away; signals are the main
+// process's to act on (a Ctrl-C reaches both).
+import type { IncomingMessage } from 'node:http';
+import { Socket, type SocketConstructorOpts } from 'node:net';
+import v8 from 'node:v8';
+import { WebSocketServer } from 'ws';
+import type { Config } from '../../config.js';
+import { openPostgres, openRemotePGlite } from '../../db/client.js';
+import { RemotePGlite } from '../../db/remote-pglite.js';
+import { createLogging } from '../../http/logging.js';
+import { startJobs } from '../../jobs.js';
+import { createMetrics } from '../../observability/metrics.js';
+import { connectRedisBuses, type RedisBuses } from '../buses/redis-buses.js';
+import type { RoomEvent } from '../buses/room-event-bus.js';
+import { createLocalEventBus } from '../buses/local-room-event-bus.js';
+import { createServices } from '../../services.js';
+import { createNodeHub, HARD_FRAME_LIMIT, serveSockets } from '../socket-endpoint.js';
+import { CALLS_DATABASE_POOL_SIZE, CALLS_METRICS, type FromCalls, type ToCalls } from './messages.js';
+
+// As the main process (main.ts): short-lived objects stay young.
+v8.setFlagsFromString('--no-allocation-site-pretenuring');
+
+const tell = (message: FromCalls) => process.send?.(message);
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => {});
+
+/** What the messages of the main process act on, once the calls are served. */
+interface Serving {
+  accept(request: IncomingMessage, socket: Socket, head: Buffer): void;
+  publish(event: RoomEvent): void;
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+let remote: RemotePGlite | null = null;
+let serving: Serving | null = null;
+
+async function start(config: Config): Promise<void> {
+  const { logger } = createLogging(config.logLevel, process.stdout);
+  const log = logger.child({ process: 'calls' });
+  remote = config.databaseUrl ? null : new RemotePGlite((requests) => tell({ type: 'db', requests }));
+  const database = remote ? openRemotePGlite(remote) : await openPostgres(config.databaseUrl!, CALLS_DATABASE_POOL_SIZE, config.databasePreparedStatements);
+  const metrics = createMetrics();
+  let redis: RedisBuses | null = null;
+  const events = createLocalEventBus();
+  if (config.redisUrl) {
+    redis = await connectRedisBuses(config.redisUrl, {
+      publishFailed: () => metrics.busPublishFailures.inc(),
+      resubscribed: (channels) => metrics.redisResubscriptions.inc(channels),
+    });
+  }
+  const services = createServices({ database, config, metrics, ...(redis ? { signals: redis.signals, events: redis.events } : { events }) });
+  const hub = createNodeHub(services, log);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: HARD_FRAME_LIMIT });
+  const sockets = serveSockets(wss, hub, config.heartbeatIntervalSeconds);
+  // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
+  await services.participation.registerNode();
+  // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle): the
+  // node is alive while its calls are.
+  const jobs = startJobs(
+    [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }],
+    log,
+    (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
+  );
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await sockets.close();
+      await jobs.stop();
+      await services.participation.retireNode().catch((error: unknown) => log.warn({ err: error }, 'could not retire this node'));
+      await redis?.close();
+      await database.close();
+    })());
+
+  serving = {
+    accept(request, socket, head) {
+      if (stopping) return void socket.destroy();
+      wss.handleUpgrade(request, socket, head, (ws) => sockets.accept(ws));
+    },
+    publish: (event) => events.publish(event),
+    metrics: async () => (await Promise.all(CALLS_METRICS.map((name) => metrics.registry.getSingleMetricAsString(name)))).join('\n') + '\n',
+    stop,
+  };
+  log.info({ node: config.nodeId }, 'calls process ready');
+  tell({ type: 'ready' });
+}
+
+process.on('message', (message: ToCalls, handle?: unknown) => {
+  switch (message.type) {
+    case 'start':
+      start(message.config).catch((error: unknown) => {
+        tell({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        process.exit(1);
+      });
+      return;
+    case 'db-reply':
+      // Before the calls are served too: registerNode's statements come back this way.
+      return remote?.receive(message.reply);
+    case 'upgrade': {
+      // The connection's bare handle (calls-process.ts); none if it closed on its way.
+      if (!handle) return;
+      const socket = new Socket({ handle, readable: true, writable: true } as SocketConstructorOpts);
+      if (!serving) return void socket.destroy();
+      const request = { ...message.request, socket } as unknown as IncomingMessage;
+      return serving.accept(request, socket, Buffer.from(message.head));
+    }
+    case 'room-event':
+      return serving?.publish(message.event);
+    case 'metrics':
+      void (serving?.metrics() ?? Promise.resolve('')).then((text) => tell({ type: 'metrics', id: message.id, text }));
+      return;
+    case 'stop':
+      void (serving?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+      return;
+  }
+});
+// The main process went away without a word (killed): the calls end with it, leaves recorded where the database allows.
+process.on('disconnect', () => {
+  remote?.lost();
+  void (serving?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+});

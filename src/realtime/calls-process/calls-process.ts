@@ -1,0 +1,183 @@
+// The main process's side of the calls process (calls-entry.ts): starts it,
+// hands it each /ws upgrade with its socket, tells it of room events, runs
+// its statements on the embedded database, reads its metrics, stops it, and
+// starts it again if it dies (its calls reconnect and resume, as after a
+// node's restart).
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import readline from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../../config.js';
+import type { DatabaseHandle } from '../../db/client.js';
+import { serveRemoteStatements } from '../../db/remote-pglite.js';
+import { SERVER_NODE_FLAGS } from '../../node-flags.js';
+import type { RoomEventBus } from '../buses/room-event-bus.js';
+import type { FromCalls, ToCalls } from './messages.js';
+
+/** How long a stop waits for the calls to be closed and their leaves recorded before the process is killed. */
+const STOP_TIMEOUT_MS = 10_000;
+/** Waits before starting a calls process that died again: doubling from the first, up to the last. */
+const RESTART_DELAYS_MS = [250, 30_000] as const;
+/** A calls process that ran this long before dying restarts without waiting on the earlier failures. */
+const STABLE_AFTER_MS = 60_000;
+/** GET /metrics waits this long for the calls process's part. */
+const METRICS_TIMEOUT_MS = 2000;
+
+export interface CallsProcess {
+  /** Hands an upgrade of GET /ws, already checked, to the calls process. */
+  handOff(request: IncomingMessage, socket: Socket, head: Buffer): void;
+  /**
+   * The API's room events on a node without Redis: published to the calls
+   * process, which holds the calls they concern (nothing subscribes here).
+   */
+  events: RoomEventBus;
+  /** The calls process's metrics, in Prometheus's text format ('' while it is down). */
+  metrics(): Promise<string>;
+  /** Readiness: throws while the calls process is not serving. */
+  check(): Promise<void>;
+  /** Graceful stop: everyone's leave recorded, every socket closed, the process ended. */
+  stop(): Promise<void>;
+}
+
+export interface CallsProcessOptions {
+  config: Readonly<Config>;
+  database: DatabaseHandle;
+  log: FastifyBaseLogger;
+  /** Where the calls process's log lines go (the main process's own log stream). */
+  logStream?: { write(line: string): void };
+}
+
+/** The compiled entry beside this file; from source (tests, tsx scripts), the TypeScript one through tsx. */
+function entry(): { path: string; execArgv: string[] } {
+  const flags = [...SERVER_NODE_FLAGS];
+  if (!import.meta.url.endsWith('.ts')) return { path: new URL('./calls-entry.js', import.meta.url).pathname, execArgv: flags };
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href.replace(/\.cjs$/, '.mjs');
+  return { path: new URL('./calls-entry.ts', import.meta.url).pathname, execArgv: [...flags, '--import', tsx] };
+}
+
+export async function startCallsProcess({ config, database, log, logStream = process.stdout }: CallsProcessOptions): Promise<CallsProcess> {
+  let child: ChildProcess | null = null;
+  let ready = false;
+  let stopping = false;
+  let failures = 0;
+  let nextMetricsId = 1;
+  const metricsWaiting = new Map<number, (text: string) => void>();
+
+  /**
+   * A socket goes as its bare handle, and this process's copy is closed once
+   * it has gone (the connection stays open in the calls process). Sent as a
+   * net.Socket, the HTTP server would count it as served by that process, and
+   * its close would wait for an answer from a calls process that may be gone.
+   */
+  const send = (message: ToCalls, socket?: Socket) => {
+    if (!child?.connected) return false;
+    const handle = socket && (socket as Socket & { _handle: unknown })._handle;
+    if (socket && !handle) return false;
+    child.send(message, handle as never, (error) => {
+      if (socket) socket.destroy();
+      if (error && socket) log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
+    });
+    return true;
+  };
+
+  /** Starts one calls process and resolves once it serves (or rejects with why it could not). */
+  const spawn = () =>
+    new Promise<void>((resolve, reject) => {
+      const { path, execArgv } = entry();
+      const started = Date.now();
+      const current = fork(path, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      child = current;
+      readline.createInterface({ input: current.stdout! }).on('line', (line) => logStream.write(line + '\n'));
+      const statements = database.thread ? serveRemoteStatements(database.thread, (reply) => send({ type: 'db-reply', reply })) : null;
+      current.on('message', (message: FromCalls) => {
+        switch (message.type) {
+          case 'db':
+            return statements?.run(message.requests);
+          case 'metrics':
+            metricsWaiting.get(message.id)?.(message.text);
+            metricsWaiting.delete(message.id);
+            return;
+          case 'ready':
+            ready = true;
+            return resolve();
+          case 'failed':
+            return reject(new Error(`the calls process could not start: ${message.message}`));
+        }
+      });
+      let served = false;
+      current.on('exit', (code, signal) => {
+        statements?.abandon();
+        served = ready;
+        ready = false;
+        if (child === current) child = null;
+        reject(new Error(`the calls process ended as it started (code ${code}, signal ${signal})`));
+        if (stopping || !served) return;
+        // Its sockets went with it: the browsers reconnect and resume once the next one serves.
+        if (Date.now() - started > STABLE_AFTER_MS) failures = 0;
+        log.error({ code, signal }, 'the calls process ended: its calls are reconnecting; starting it again');
+        restart();
+      });
+      current.send({ type: 'start', config } satisfies ToCalls);
+    });
+
+  /** Starts a calls process again after a wait that doubles with each failure in a row. */
+  const restart = () => {
+    const delay = Math.min(RESTART_DELAYS_MS[0] * 2 ** failures++, RESTART_DELAYS_MS[1]);
+    setTimeout(() => {
+      if (stopping) return;
+      spawn().then(
+        () => log.info('the calls process is serving again'),
+        (error: unknown) => {
+          log.error({ err: error, retryInMs: delay * 2 }, 'the calls process could not start again');
+          restart();
+        },
+      );
+    }, delay).unref();
+  };
+
+  await spawn();
+
+  return {
+    handOff(request, socket, head) {
+      const sent = ready && !stopping && send({ type: 'upgrade', request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head }, socket);
+      if (!sent) refuse(socket, 503, 'The calls of this node are starting again: try again in a moment');
+    },
+    events: {
+      publish: (event) => void send({ type: 'room-event', event }),
+      subscribe: () => () => {},
+    },
+    metrics() {
+      const id = nextMetricsId++;
+      if (!send({ type: 'metrics', id })) return Promise.resolve('');
+      return new Promise((resolve) => {
+        metricsWaiting.set(id, resolve);
+        setTimeout(() => {
+          if (metricsWaiting.delete(id)) resolve('');
+        }, METRICS_TIMEOUT_MS).unref();
+      });
+    },
+    async check() {
+      if (!ready) throw new Error('the calls process is not serving');
+    },
+    async stop() {
+      stopping = true;
+      const current = child;
+      if (!current) return;
+      const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+      if (!send({ type: 'stop' })) current.kill('SIGKILL');
+      const timer = setTimeout(() => current.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** An HTTP answer on a socket that asked for an upgrade, in the API's error shape, then the socket closed. */
+export function refuse(socket: Socket, status: 403 | 404 | 503, message: string): void {
+  const body = JSON.stringify({ error: message });
+  const reason = { 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status];
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

@@ -1,0 +1,42 @@
+// What the main process and the calls process say to each other over IPC
+// (child_process, advanced serialization: Dates, Buffers and bigints survive).
+import type { Config } from '../../config.js';
+import type { Reply, Request } from '../../db/pglite-thread.js';
+import type { RoomEvent } from '../buses/room-event-bus.js';
+
+/** The upgrade request as the main process's HTTP server parsed it; the socket travels beside the message. */
+export interface UpgradeRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export type ToCalls =
+  | { type: 'start'; config: Config }
+  | { type: 'upgrade'; request: UpgradeRequest; head: Uint8Array }
+  /** From the API, on a node without Redis (with it, the calls process hears them there). */
+  | { type: 'room-event'; event: RoomEvent }
+  | { type: 'db-reply'; reply: Reply }
+  | { type: 'metrics'; id: number }
+  | { type: 'stop' };
+
+export type FromCalls =
+  | { type: 'ready' }
+  | { type: 'failed'; message: string }
+  /** Statements for the embedded database, which lives in the main process. */
+  | { type: 'db'; requests: Request[] }
+  | { type: 'metrics'; id: number; text: string };
+
+/**
+ * The metrics the calls process owns: the main process leaves them out of its
+ * own registry and appends the calls process's to GET /metrics.
+ */
+export const CALLS_METRICS = [
+  'parley_signaling_messages_total',
+  'parley_node_connections',
+  'parley_bus_publish_failures_total',
+  'parley_redis_resubscriptions_total',
+] as const;
+
+/** Database connections the calls process opens on PostgreSQL, beside the main process's DATABASE_POOL_SIZE. */
+export const CALLS_DATABASE_POOL_SIZE = 4;
