@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runLoad, startLoad, type LoadResult, type LoadSpec } from './support/load.js';
 import { startBenchPostgres, withClient } from './support/postgres.js';
-import { startBaselineTarget, startClients, startParleyTarget, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
+import { startBaselineTarget, startClients, startParleyTarget, processTree, waitIdle, type RealtimeTarget, type RelayResult, type TargetName } from './support/realtime-driver.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
 const options = flags();
@@ -66,11 +66,15 @@ const envVariants = (options.get('env-variants')?.split(';') ?? []).map((setting
  */
 const pin = options.has('pin');
 const log = (line: string) => process.stderr.write(line + '\n');
-/** Puts every thread of process `pid` on CPU `cpu` (its children started later inherit it). */
-const pinTo = (pid: number, cpu: number) => execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-/** Every thread of process `pid` at this nice value (threads and children it starts later inherit it). */
+/** Puts every thread of process `pid` and of the processes it started (a calls process) on CPU `cpu` (children started later inherit it). */
+const pinTo = (pid: number, cpu: number) => {
+  for (const one of processTree(pid)) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(one)], { stdio: 'ignore' });
+};
+/** Every thread of process `pid` and of the processes it started at this nice value (threads and children it starts later inherit it). */
 const niceAll = (pid: number, nice: number) => {
-  for (const thread of fs.readdirSync(`/proc/${pid}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+  for (const one of processTree(pid)) {
+    for (const thread of fs.readdirSync(`/proc/${one}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+  }
 };
 /** Process `pid`'s main thread (its event loop) runs the moment it has work, ahead of every ordinary thread. */
 const realTime = (pid: number) => execFileSync('chrt', ['-f', '-p', '10', String(pid)], { stdio: 'ignore' });

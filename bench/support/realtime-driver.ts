@@ -193,10 +193,22 @@ export async function sampleMemory(inspector: Inspector): Promise<Memory> {
 }
 
 /** CPU time the process has used so far (user + system), in clock ticks (10 ms). */
+/** Process `pid` and every process it started, and they started (a Parley server and its calls process). */
+export function processTree(pid: number): number[] {
+  const children = fs.readdirSync(`/proc/${pid}/task`).flatMap((thread) =>
+    fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+  );
+  return [pid, ...children.flatMap(processTree)];
+}
+
+/** CPU ticks used so far by process `pid` and those it started. */
 export function cpuTicks(pid: number): number {
   // /proc/<pid>/stat: fields 14 and 15 (utime, stime) after the parenthesised command name.
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  const ticks = (one: number) => {
+    const fields = fs.readFileSync(`/proc/${one}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
+  return processTree(pid).reduce((sum, one) => sum + ticks(one), 0);
 }
 
 /**

@@ -1,0 +1,120 @@
+// The calls process (CALLS_PROCESS=separate, the default; docs/design.md#the-calls-process):
+// a real server process (node dist/src/main.js) over the test database, whose
+// WebSockets are served by a second process of its own. The call goes through
+// it (joins written to the database from there: on PGlite, through the main
+// process), the API's room events reach it, GET /metrics carries its counters
+// once, and when it dies it is started again and the participants resume.
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpJson } from '../helpers/api.js';
+import { adminTenantToken, parseLine, serverDatabase, startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
+import { waitFor } from '../helpers/wait.js';
+import { Client } from '../helpers/ws-client.js';
+
+const ORIGIN = 'http://parley.test';
+let server: ServerProcess | undefined;
+let database: Awaited<ReturnType<typeof serverDatabase>> | undefined;
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.terminate();
+  await stopServerProcess(server);
+  await database?.remove();
+});
+
+/** The processes `pid` started. */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((thread) => fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+}
+
+async function start(env: Record<string, string> = {}) {
+  database = await serverDatabase();
+  server = await startServerProcess({ ...database.env, ...env });
+  const { token } = await adminTenantToken(server.url);
+  const api = (method: string, url: string, body?: unknown) => httpJson(server!.url, token, method, url, body);
+  const connect = async () => {
+    const client = await Client.open(`ws://127.0.0.1:${server!.port}/ws`, ORIGIN);
+    clients.push(client);
+    return client;
+  };
+  return { server, api, connect };
+}
+
+const metricLines = async (url: string) => (await (await fetch(`${url}/metrics`)).text()).split('\n');
+
+describe('the calls process', () => {
+  it('serves the call in a process of its own, hears the API, and owns the signaling metrics', { timeout: 90_000 }, async () => {
+    const { server, api, connect } = await start();
+    const [calls] = childrenOf(server.child.pid!);
+    expect(calls, 'the calls process').toBeDefined();
+    expect(fs.readFileSync(`/proc/${calls}/cmdline`, 'utf8')).toContain('calls-entry');
+    const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
+
+    const host = await connect();
+    const guest = await connect();
+    const h = await host.join(room.access_token, 'Host');
+    const g = await guest.join(room.guest_token, 'Guest');
+    await host.next('peer-joined');
+    host.send({ type: 'signal', to: g.self.id, data: { candidate: null } });
+    expect(await guest.next('signal')).toEqual({ type: 'signal', from: h.self.id, data: { candidate: null } });
+    // The joins reached the database from the calls process.
+    const started = (await api('GET', `/api/rooms/${room.token}`)).json;
+    expect(started.status).toBe('started');
+    expect([...started.current_participants].sort()).toEqual([h.participantToken, g.participantToken].sort());
+    // Its log lines come out of the server's own output, marked as its.
+    expect(server.output.map(parseLine).filter((line) => line?.msg === 'participant joined' && line.process === 'calls')).toHaveLength(2);
+
+    const metrics = await metricLines(server.url);
+    expect(metrics).toContain('parley_node_connections 2');
+    expect(metrics.find((line) => line.startsWith('parley_signaling_messages_total{type="signal"}'))).toBe('parley_signaling_messages_total{type="signal"} 1');
+    // One family each: the main process leaves the calls process's out of its own.
+    const types = metrics.filter((line) => line.startsWith('# TYPE '));
+    expect(types.length).toBe(new Set(types).size);
+
+    // The API's delete reaches the calls.
+    expect((await api('DELETE', `/api/rooms/${room.token}`)).status).toBe(204);
+    expect(await host.next('room-closed')).toMatchObject({ reason: 'deleted' });
+    expect((await guest.closed).code).toBe(4001);
+  });
+
+  it('refuses an upgrade from another origin (403) or to another path (404) before it reaches the calls', { timeout: 60_000 }, async () => {
+    const { server } = await start();
+    await expect(Client.open(`ws://127.0.0.1:${server.port}/ws`, 'http://evil.example')).rejects.toThrow('HTTP 403');
+    await expect(Client.open(`ws://127.0.0.1:${server.port}/elsewhere`, ORIGIN)).rejects.toThrow('HTTP 404');
+  });
+
+  it('is started again when it dies, and the participants resume', { timeout: 90_000 }, async () => {
+    const { server, api, connect } = await start();
+    const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
+    const host = await connect();
+    const guest = await connect();
+    const h = await host.join(room.access_token, 'Host');
+    const g = await guest.join(room.guest_token, 'Guest');
+
+    const [first] = childrenOf(server.child.pid!);
+    process.kill(first!, 'SIGKILL');
+    // Its sockets went with it: a drop, on which the browser reconnects.
+    expect((await host.closed).code).toBe(1006);
+    // A new one, serving.
+    await waitFor(async () => childrenOf(server.child.pid!)[0] !== first && (await fetch(`${server.url}/readyz`)).status === 200, 20_000, 'a new calls process');
+    expect(server.output.map(parseLine).filter((line) => line?.level === 50).map((line) => line!.msg)).toEqual([
+      'the calls process ended: its calls are reconnecting; starting it again',
+    ]);
+
+    const hostAgain = await connect();
+    const guestAgain = await connect();
+    const h2 = await hostAgain.join(room.access_token, 'Host', h.participantToken);
+    const g2 = await guestAgain.join(room.guest_token, 'Guest', g.participantToken);
+    expect([h2.self.id, g2.self.id]).toEqual([h.self.id, g.self.id]);
+    hostAgain.send({ type: 'signal', to: g.self.id, data: { candidate: null } });
+    expect(await guestAgain.next('signal')).toMatchObject({ from: h.self.id });
+  });
+
+  it('CALLS_PROCESS=inline serves the call in the one process', { timeout: 60_000 }, async () => {
+    const { server, api, connect } = await start({ CALLS_PROCESS: 'inline' });
+    expect(childrenOf(server.child.pid!)).toEqual([]);
+    const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
+    const host = await connect();
+    await host.join(room.access_token, 'Host');
+    expect(await metricLines(server.url)).toContain('parley_node_connections 1');
+  });
+});
