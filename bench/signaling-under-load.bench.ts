@@ -51,7 +51,8 @@ const envVariants = (options.get('env-variants')?.split(';') ?? []).map((setting
 });
 /**
  * `--pin`: each target's server (all its threads: the event loop, its PGlite
- * thread) alone on the first core, everything else (PostgreSQL, the load
+ * thread; and its calls process) alone on the first core, at the nice values
+ * it runs with anywhere (0, PGlite's thread 10), everything else (PostgreSQL, the load
  * processes, the clients, the control) on the second. On a 2-core machine the
  * load generator and the 1,000 clients otherwise take the server's core as
  * well. On the second core the clients and the control, which measure, must
@@ -70,12 +71,21 @@ const log = (line: string) => process.stderr.write(line + '\n');
 const pinTo = (pid: number, cpu: number) => {
   for (const one of processTree(pid)) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(one)], { stdio: 'ignore' });
 };
-/** Every thread of process `pid` and of the processes it started at this nice value (threads and children it starts later inherit it). */
-const niceAll = (pid: number, nice: number) => {
+/**
+ * Every thread of process `pid` and of the processes it started at this nice
+ * value (threads and children it starts later inherit it); with `from`, only
+ * the threads still at that value: those a server set itself (PGlite's, at
+ * 10) keep theirs.
+ */
+const niceAll = (pid: number, nice: number, from?: number) => {
   for (const one of processTree(pid)) {
-    for (const thread of fs.readdirSync(`/proc/${one}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+    for (const thread of fs.readdirSync(`/proc/${one}/task`)) {
+      if (from !== undefined && niceOf(one, thread) !== from) continue;
+      execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+    }
   }
 };
+const niceOf = (pid: number, thread: string) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
 /** Process `pid`'s main thread (its event loop) runs the moment it has work, ahead of every ordinary thread. */
 const realTime = (pid: number) => execFileSync('chrt', ['-f', '-p', '10', String(pid)], { stdio: 'ignore' });
 // Before anything is started: what this process starts (PostgreSQL, the load)
@@ -154,7 +164,7 @@ try {
     const target = await startParleyTarget(name, { ...env, ...variant.env, LOG_LEVEL: logLevel }, rooms, entry);
     if (pin) {
       pinTo(target.pid, 0);
-      niceAll(target.pid, 0);
+      niceAll(target.pid, 0, 19);
     }
     targets.push(target);
   }

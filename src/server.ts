@@ -59,7 +59,7 @@ export async function startServer(
       logStream: options.logStream,
       readiness,
       plugins: [joinRoutes(services), calls ? handOffPlugin(calls, config) : realtimePlugin({ services })],
-      ...(calls ? { moreMetrics: calls.metrics } : {}),
+      ...(calls ? { moreMetrics: calls.metrics, calls } : {}),
     });
     if (redis) reportRedis(redis, app.log, metrics);
     // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.

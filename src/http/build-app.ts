@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Principal } from '../domain/auth/auth.service.js';
 import type { Services } from '../services.js';
-import { callsFirst } from './calls-first.js';
+import { callsFirst, callsProcessTurns } from './calls-first.js';
 import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
 import { concurrencyGate } from './hooks/concurrency-gate.js';
@@ -39,11 +39,13 @@ export interface AppOptions {
   plugins?: FastifyPluginAsync[];
   /** Metrics kept elsewhere (the calls process's), appended to GET /metrics. */
   moreMetrics?: () => Promise<string>;
+  /** The calls process, whose connections and lateness calls first follows instead of this process's. */
+  calls?: { connected(): boolean; lateness(): number };
 }
 
 const API_BODY_LIMIT = 64 * 1024;
 
-export async function buildApp({ services, logStream, readiness = [], plugins = [], moreMetrics = async () => '' }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ services, logStream, readiness = [], plugins = [], moreMetrics = async () => '', calls }: AppOptions): Promise<FastifyInstance> {
   const { config } = services;
   const logging = createLogging(config.logLevel, logStream);
   const app = Fastify({
@@ -127,7 +129,9 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
         gate,
         max: config.apiConcurrency,
         // Joined, waiting to be let in, or on the join screen: anyone on this node's signaling.
-        callsConnected: () => services.metrics.connectionsOpen() > 0,
+        ...(calls
+          ? { callsConnected: () => calls.connected(), turns: callsProcessTurns(calls) }
+          : { callsConnected: () => services.metrics.connectionsOpen() > 0 }),
       });
       limiter.start();
       app.addHook('onClose', async () => limiter.stop());

@@ -1,7 +1,7 @@
 // The limit's adjustment (calls-first.ts) against turn lengths given window by
 // window, and the turn sampler against a loop really held.
 import { describe, expect, it } from 'vitest';
-import { BUSY, callsFirst, eventLoopTurns, FLOOR, TARGET_TURN_MS, type TurnSampler } from './calls-first.js';
+import { BUSY, callsFirst, callsProcessTurns, eventLoopTurns, FLOOR, TARGET_TURN_MS, type TurnSampler } from './calls-first.js';
 import { concurrencyGate } from './hooks/concurrency-gate.js';
 
 /** A sampler that reports the turn lengths the test sets, and whether it runs. */
@@ -128,5 +128,30 @@ describe('eventLoopTurns', () => {
     const read = turns.read();
     turns.stop();
     expect(read.p99Ms).toBeGreaterThan(TARGET_TURN_MS * 2);
+  });
+});
+
+describe('callsProcessTurns', () => {
+  it("reads the calls process's lateness and this loop's busy share, so that the API's bound follows calls in another process", async () => {
+    let lateness = 9;
+    const turns = callsProcessTurns({ lateness: () => lateness });
+    const gate = concurrencyGate(20);
+    const limiter = callsFirst({ gate, max: 20, callsConnected: () => true, turns });
+    limiter.adjust();
+    // This loop held 200 ms (the API at work) while the calls process ran late.
+    const until = Date.now() + 200;
+    while (Date.now() < until);
+    limiter.adjust();
+    expect(gate.limit()).toBe(15);
+    // The calls process on time again, this loop idle: the bound climbs back.
+    lateness = 0.5;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    limiter.adjust();
+    expect(gate.limit()).toBe(16);
+    // Late again, but this loop idle: the lateness comes from elsewhere, and the API keeps its bound.
+    lateness = 9;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    limiter.adjust();
+    expect(gate.limit()).toBe(17);
   });
 });

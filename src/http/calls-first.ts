@@ -23,6 +23,13 @@
 // and the load sharing both cores, 7.7 → 4.3 ms and 5.4 → 2.2 ms for 22 %
 // fewer (only while calls are connected, and only under a burst that keeps
 // the loop busy).
+//
+// With the calls in a process of their own (realtime/calls-process/, the
+// default), the API's turns no longer hold up a signal, but its work still
+// takes the cores that process needs. So there the bound follows that
+// process: its event loop's lateness at p99 (how long a signal waited for its
+// turn or for a core), which it reports every window while anyone is
+// connected to it, on this loop busy at least half the window.
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import type { ConcurrencyGate } from './hooks/concurrency-gate.js';
 
@@ -88,6 +95,28 @@ export function eventLoopTurns(): TurnSampler {
       since = now;
       histogram.reset();
       return turns;
+    },
+  };
+}
+
+/**
+ * The turns of the calls process (realtime/calls-process/), which reports
+ * its own 1 ms timer's lateness at p99 every window: how long a relayed
+ * signal waited there, for its turn or for a core. The busy share is this
+ * loop's: the API's work is what the bound can take off the cores.
+ */
+export function callsProcessTurns(calls: { lateness(): number }): TurnSampler {
+  let since = performance.eventLoopUtilization();
+  return {
+    start() {
+      since = performance.eventLoopUtilization();
+    },
+    stop() {},
+    read() {
+      const now = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(now, since).utilization;
+      since = now;
+      return { p99Ms: calls.lateness(), busy };
     },
   };
 }

@@ -13,6 +13,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from '../../config.js';
 import { openPostgres, openRemotePGlite } from '../../db/client.js';
 import { RemotePGlite } from '../../db/remote-pglite.js';
+import { eventLoopTurns, WINDOW_MS } from '../../http/calls-first.js';
 import { createLogging } from '../../http/logging.js';
 import { startJobs } from '../../jobs.js';
 import { createMetrics } from '../../observability/metrics.js';
@@ -26,9 +27,32 @@ import { CALLS_DATABASE_POOL_SIZE, CALLS_METRICS, type FromCalls, type ToCalls }
 // As the main process (main.ts): short-lived objects stay young.
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
-const tell = (message: FromCalls) => process.send?.(message);
+const tell = (message: FromCalls, then?: () => void) => process.send?.(message, undefined, {}, then);
 process.on('SIGINT', () => {});
 process.on('SIGTERM', () => {});
+
+/**
+ * While anyone is connected: this event loop's lateness at p99 every window,
+ * which the main process's calls first follows (http/calls-first.ts). Nobody
+ * connected: one report saying so, and no sampling.
+ */
+function reportLoad(connections: () => number): NodeJS.Timeout {
+  const turns = eventLoopTurns();
+  let sampling = false;
+  return setInterval(() => {
+    const connected = connections();
+    if (connected === 0) {
+      if (sampling) tell({ type: 'load', connections: 0, latenessP99Ms: 0 });
+      turns.stop();
+      sampling = false;
+    } else if (!sampling) {
+      turns.start();
+      sampling = true;
+    } else {
+      tell({ type: 'load', connections: connected, latenessP99Ms: turns.read().p99Ms });
+    }
+  }, WINDOW_MS).unref();
+}
 
 /** What the messages of the main process act on, once the calls are served. */
 interface Serving {
@@ -69,9 +93,11 @@ async function start(config: Config): Promise<void> {
     (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
   );
 
+  const reporting = reportLoad(() => metrics.connectionsOpen());
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(reporting);
       await sockets.close();
       await jobs.stop();
       await services.participation.retireNode().catch((error: unknown) => log.warn({ err: error }, 'could not retire this node'));
@@ -96,8 +122,8 @@ process.on('message', (message: ToCalls, handle?: unknown) => {
   switch (message.type) {
     case 'start':
       start(message.config).catch((error: unknown) => {
-        tell({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-        process.exit(1);
+        // Exits once the main process has the reason.
+        tell({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () => process.exit(1));
       });
       return;
     case 'db-reply':

@@ -36,6 +36,10 @@ export interface CallsProcess {
   events: RoomEventBus;
   /** The calls process's metrics, in Prometheus's text format ('' while it is down). */
   metrics(): Promise<string>;
+  /** Whether anyone is connected to the calls process (joined, waiting, or on the join screen). */
+  connected(): boolean;
+  /** Its event loop's lateness at p99 over the last window, in ms (http/calls-first.ts). */
+  lateness(): number;
   /** Readiness: throws while the calls process is not serving. */
   check(): Promise<void>;
   /** Graceful stop: everyone's leave recorded, every socket closed, the process ended. */
@@ -65,6 +69,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
   let failures = 0;
   let nextMetricsId = 1;
   const metricsWaiting = new Map<number, (text: string) => void>();
+  let load = { connections: 0, latenessP99Ms: 0 };
 
   /**
    * A socket goes as its bare handle, and this process's copy is closed once
@@ -100,6 +105,9 @@ export async function startCallsProcess({ config, database, log, logStream = pro
             metricsWaiting.get(message.id)?.(message.text);
             metricsWaiting.delete(message.id);
             return;
+          case 'load':
+            load = message;
+            return;
           case 'ready':
             ready = true;
             return resolve();
@@ -107,11 +115,11 @@ export async function startCallsProcess({ config, database, log, logStream = pro
             return reject(new Error(`the calls process could not start: ${message.message}`));
         }
       });
-      let served = false;
       current.on('exit', (code, signal) => {
         statements?.abandon();
-        served = ready;
+        const served = ready;
         ready = false;
+        load = { connections: 0, latenessP99Ms: 0 };
         if (child === current) child = null;
         reject(new Error(`the calls process ended as it started (code ${code}, signal ${signal})`));
         if (stopping || !served) return;
@@ -131,7 +139,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       spawn().then(
         () => log.info('the calls process is serving again'),
         (error: unknown) => {
-          log.error({ err: error, retryInMs: delay * 2 }, 'the calls process could not start again');
+          log.error({ err: error }, 'the calls process could not start again');
           restart();
         },
       );
@@ -159,6 +167,8 @@ export async function startCallsProcess({ config, database, log, logStream = pro
         }, METRICS_TIMEOUT_MS).unref();
       });
     },
+    connected: () => load.connections > 0,
+    lateness: () => load.latenessP99Ms,
     async check() {
       if (!ready) throw new Error('the calls process is not serving');
     },

@@ -25,7 +25,9 @@ export type FromCalls =
   | { type: 'failed'; message: string }
   /** Statements for the embedded database, which lives in the main process. */
   | { type: 'db'; requests: Request[] }
-  | { type: 'metrics'; id: number; text: string };
+  | { type: 'metrics'; id: number; text: string }
+  /** Every window while anyone is connected, and once when nobody is any more: for calls first (http/calls-first.ts). */
+  | { type: 'load'; connections: number; latenessP99Ms: number };
 
 /**
  * The metrics the calls process owns: the main process leaves them out of its
