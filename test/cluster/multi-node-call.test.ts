@@ -80,7 +80,7 @@ beforeAll(async () => {
   await start('node-b');
   db = await openPostgres(database.url, 2);
   for (const node of nodes.values()) {
-    expect(await (await fetch(`${node.url}/readyz`)).json()).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
+    expect(await (await fetch(`${node.url}/readyz`)).json()).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok', calls: 'ok' } });
   }
   const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
   const tenant = await (await fetch(`${nodes.get('node-a')!.url}/admin/tenants`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Cluster' }) })).json();
