@@ -82,7 +82,7 @@ describe('the calls process', () => {
     await expect(Client.open(`ws://127.0.0.1:${server.port}/elsewhere`, ORIGIN)).rejects.toThrow('HTTP 404');
   });
 
-  it('is started again when it dies, and the participants resume', { timeout: 90_000 }, async () => {
+  it('is started again when it dies, refusing upgrades with 503 meanwhile, and the participants resume', { timeout: 90_000 }, async () => {
     const { server, api, connect } = await start();
     const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
     const host = await connect();
@@ -94,6 +94,14 @@ describe('the calls process', () => {
     process.kill(first!, 'SIGKILL');
     // Its sockets went with it: a drop, on which the browser reconnects.
     expect((await host.closed).code).toBe(1006);
+    // Until the next one serves (0.25 s at the least), an upgrade is refused with 503, not hung or dropped.
+    const refused = await waitFor(
+      () => Client.open(`ws://127.0.0.1:${server.port}/ws`, ORIGIN).then((client) => (client.terminate(), null), (error: Error) => error.message),
+      5000,
+      'an upgrade refused while the calls process is down',
+      20,
+    );
+    expect(refused).toContain('HTTP 503');
     // A new one, serving.
     await waitFor(async () => childrenOf(server.child.pid!)[0] !== first && (await fetch(`${server.url}/readyz`)).status === 200, 20_000, 'a new calls process');
     expect(server.output.map(parseLine).filter((line) => line?.level === 50).map((line) => line!.msg)).toEqual([
