@@ -8,6 +8,9 @@ export interface Job {
   run(): Promise<unknown>;
 }
 
+/** How a run of a job ended (parley_job_runs_total's outcome). */
+export type JobOutcome = 'ok' | 'failed';
+
 export interface RunningJobs {
   stop(): Promise<void>;
 }
@@ -15,7 +18,7 @@ export interface RunningJobs {
 export function startJobs(
   jobs: Job[],
   log: FastifyBaseLogger,
-  onRun: (job: string, outcome: 'ok' | 'failed') => void = () => {},
+  onRun: (job: string, outcome: JobOutcome) => void = () => {},
 ): RunningJobs {
   const running = new Set<Promise<unknown>>();
   const timers = jobs.map((job) => {

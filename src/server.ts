@@ -47,7 +47,13 @@ export async function startServer(
     // The calls in a process of their own (CALLS_PROCESS, docs/design.md#the-calls-process): it serves
     // the node's WebSockets, records its participants' presence and owns the signaling metrics.
     if (config.callsProcess === 'separate') {
-      calls = await startCallsProcess({ config, database, log: createLogging(config.logLevel, options.logStream).logger, logStream: options.logStream });
+      calls = await startCallsProcess({
+        config,
+        database,
+        log: createLogging(config.logLevel, options.logStream).logger,
+        logStream: options.logStream,
+        onJobRun: (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
+      });
       for (const name of CALLS_METRICS) metrics.registry.removeSingleMetric(name);
     }
     const events = redis?.events ?? calls?.events;

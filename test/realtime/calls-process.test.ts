@@ -40,6 +40,9 @@ async function start(env: Record<string, string> = {}) {
 }
 
 const metricLines = async (url: string) => (await (await fetch(`${url}/metrics`)).text()).split('\n');
+/** The calls process's presence job's successful runs, as GET /metrics counts them (0 before the first). */
+const presenceRuns = async (url: string) =>
+  Number((await metricLines(url)).find((line) => line.startsWith('parley_job_runs_total{job="presence",outcome="ok"}'))?.split(' ')[1] ?? 0);
 
 describe('the calls process', () => {
   it('serves the call in a process of its own, hears the API, and owns the signaling metrics', { timeout: 90_000 }, async () => {
@@ -69,6 +72,8 @@ describe('the calls process', () => {
     // One family each: the main process leaves the calls process's out of its own.
     const types = metrics.filter((line) => line.startsWith('# TYPE '));
     expect(types.length).toBe(new Set(types).size);
+    // Its presence job (every HEARTBEAT_INTERVAL_SECONDS, 2 s) is counted in the main process's job family.
+    await waitFor(async () => (await presenceRuns(server.url)) > 0, 10_000, 'a presence run counted');
 
     // The API's delete reaches the calls.
     expect((await api('DELETE', `/api/rooms/${room.token}`)).status).toBe(204);
@@ -90,6 +95,8 @@ describe('the calls process', () => {
     const h = await host.join(room.access_token, 'Host');
     const g = await guest.join(room.guest_token, 'Guest');
 
+    await waitFor(async () => (await presenceRuns(server.url)) > 0, 10_000, 'a presence run counted');
+    const runsBefore = await presenceRuns(server.url);
     const [first] = childrenOf(server.child.pid!);
     process.kill(first!, 'SIGKILL');
     // Its sockets went with it: a drop, on which the browser reconnects.
@@ -115,6 +122,8 @@ describe('the calls process', () => {
     expect([h2.self.id, g2.self.id]).toEqual([h.self.id, g.self.id]);
     hostAgain.send({ type: 'signal', to: g.self.id, data: { candidate: null } });
     expect(await guestAgain.next('signal')).toMatchObject({ from: h.self.id });
+    // The main process keeps the count: the new process's runs add to the old one's.
+    await waitFor(async () => (await presenceRuns(server.url)) > runsBefore, 10_000, 'presence runs counted on from before the restart');
   });
 
   it('CALLS_PROCESS=inline serves the call in the one process', { timeout: 60_000 }, async () => {

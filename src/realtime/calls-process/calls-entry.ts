@@ -90,7 +90,7 @@ async function start(config: Config): Promise<void> {
   const jobs = startJobs(
     [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }],
     log,
-    (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
+    (job, outcome) => tell({ type: 'job-run', job, outcome }),
   );
 
   const reporting = reportLoad(() => metrics.connectionsOpen());

@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../config.js';
 import type { DatabaseHandle } from '../../db/client.js';
+import type { JobOutcome } from '../../jobs.js';
 import { serveRemoteStatements } from '../../db/remote-pglite.js';
 import { SERVER_NODE_FLAGS } from '../../node-flags.js';
 import type { RoomEventBus } from '../buses/room-event-bus.js';
@@ -52,6 +53,8 @@ export interface CallsProcessOptions {
   log: FastifyBaseLogger;
   /** Where the calls process's log lines go (the main process's own log stream). */
   logStream?: { write(line: string): void };
+  /** A run of one of the calls process's jobs (presence), for parley_job_runs_total. */
+  onJobRun?: (job: string, outcome: JobOutcome) => void;
 }
 
 /** The compiled entry beside this file; from source (tests, tsx scripts), the TypeScript one through tsx. */
@@ -62,7 +65,7 @@ function entry(): { path: string; execArgv: string[] } {
   return { path: new URL('./calls-entry.ts', import.meta.url).pathname, execArgv: [...flags, '--import', tsx] };
 }
 
-export async function startCallsProcess({ config, database, log, logStream = process.stdout }: CallsProcessOptions): Promise<CallsProcess> {
+export async function startCallsProcess({ config, database, log, logStream = process.stdout, onJobRun = () => {} }: CallsProcessOptions): Promise<CallsProcess> {
   let child: ChildProcess | null = null;
   let ready = false;
   let stopping = false;
@@ -108,6 +111,8 @@ export async function startCallsProcess({ config, database, log, logStream = pro
           case 'load':
             load = message;
             return;
+          case 'job-run':
+            return onJobRun(message.job, message.outcome);
           case 'ready':
             ready = true;
             return resolve();

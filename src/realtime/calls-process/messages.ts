@@ -2,6 +2,7 @@
 // (child_process, advanced serialization: Dates, Buffers and bigints survive).
 import type { Config } from '../../config.js';
 import type { Reply, Request } from '../../db/pglite-thread.js';
+import type { JobOutcome } from '../../jobs.js';
 import type { RoomEvent } from '../buses/room-event-bus.js';
 
 /** The upgrade request as the main process's HTTP server parsed it; the socket travels beside the message. */
@@ -27,7 +28,13 @@ export type FromCalls =
   | { type: 'db'; requests: Request[] }
   | { type: 'metrics'; id: number; text: string }
   /** Every window while anyone is connected, and once when nobody is any more: for calls first (http/calls-first.ts). */
-  | { type: 'load'; connections: number; latenessP99Ms: number };
+  | { type: 'load'; connections: number; latenessP99Ms: number }
+  /**
+   * A run of one of its jobs (presence), counted in the main process's
+   * parley_job_runs_total beside the main process's own jobs: one family on
+   * GET /metrics, and counts that survive the calls process's restarts.
+   */
+  | { type: 'job-run'; job: string; outcome: JobOutcome };
 
 /**
  * The metrics the calls process owns: the main process leaves them out of its
