@@ -10,6 +10,7 @@ import type { SignalBus } from './buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
 import { receiveDecision } from './handlers/host-controls.js';
+import { handleRoomEvent } from './handlers/room-events.js';
 import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from './protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
@@ -65,6 +66,13 @@ export function createHubContext(options: HubOptions): HubContext {
     log,
     onDecision: (session, decision) => {
       inFlight.track(receiveDecision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
+    },
+    onOccupied: (roomId, occupied) => {
+      const heard = options.events.interest?.(roomId, occupied);
+      if (!heard || !occupied) return;
+      // An update published before the bus heard of this room did not come
+      // here: the settings are read again once it has.
+      inFlight.track(heard.then(() => handleRoomEvent(context, { type: 'room-updated', roomId }))).catch((error: unknown) => log.error({ err: error }, 'room event handling failed'));
     },
   });
   // People who joined on other nodes while Redis was away have never heard of

@@ -23,6 +23,8 @@ export interface RoomRegistryOptions {
   log: FastifyBaseLogger;
   /** A host decided about a participant connected here (handlers/host-controls.ts acts on it). */
   onDecision(session: Session, decision: HostDecision['decision']): void;
+  /** The first session of a room entered here (true), or the last one left (false). */
+  onOccupied?(roomId: number, occupied: boolean): void;
 }
 
 export interface PublishOptions {
@@ -32,7 +34,7 @@ export interface PublishOptions {
   toRole?: 'host';
 }
 
-export function createRoomRegistry({ bus, log, onDecision }: RoomRegistryOptions) {
+export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {} }: RoomRegistryOptions) {
   const rooms = new Map<number, LocalRoom>();
 
   /** What arrived on a room's channel, handed to this node's sessions it is meant for. */
@@ -62,6 +64,7 @@ export function createRoomRegistry({ bus, log, onDecision }: RoomRegistryOptions
       if (!room) {
         room = { sessions: new Set(), settings, unsubscribe: bus.subscribe(roomId, (envelope) => deliver(roomId, envelope)) };
         rooms.set(roomId, room);
+        onOccupied(roomId, true);
       }
       room.settings = settings;
       room.sessions.add(session);
@@ -78,6 +81,7 @@ export function createRoomRegistry({ bus, log, onDecision }: RoomRegistryOptions
       if (room.sessions.size === 0) {
         room.unsubscribe();
         rooms.delete(roomId);
+        onOccupied(roomId, false);
       }
     },
 

@@ -59,6 +59,10 @@ describe('the calls process', () => {
     await host.next('peer-joined');
     host.send({ type: 'signal', to: g.self.id, data: { candidate: null } });
     expect(await guest.next('signal')).toEqual({ type: 'signal', from: h.self.id, data: { candidate: null } });
+    // A settings update of the room reaches the call (the calls process said someone is in it).
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_chat: false })).status).toBe(200);
+    expect(await guest.next('settings')).toEqual({ type: 'settings', settings: { chat: false, screenshare: true, invites: true, audioIndicator: true } });
     // The joins reached the database from the calls process.
     const started = (await api('GET', `/api/rooms/${room.token}`)).json;
     expect(started.status).toBe('started');

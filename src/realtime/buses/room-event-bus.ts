@@ -11,4 +11,13 @@ export type RoomEvent =
 export interface RoomEventBus {
   publish(event: RoomEvent): void;
   subscribe(listener: (event: RoomEvent) => void): () => void;
+  /**
+   * The hub has someone in this room (true) or nobody any more (false). Only
+   * a bus that crosses to another process needs it (calls-process/, without
+   * Redis): it leaves out a room's settings updates while nobody there is in
+   * it. Resolves once the updates published from then on will arrive; the
+   * hub then reads the room's settings again, so that none published in
+   * between is missed.
+   */
+  interest?(roomId: number, listening: boolean): Promise<void>;
 }

@@ -18,7 +18,7 @@ import { createLogging } from '../../http/logging.js';
 import { startJobs } from '../../jobs.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from '../buses/redis-buses.js';
-import type { RoomEvent } from '../buses/room-event-bus.js';
+import type { RoomEvent, RoomEventBus } from '../buses/room-event-bus.js';
 import { createLocalEventBus } from '../buses/local-room-event-bus.js';
 import { createServices } from '../../services.js';
 import { createNodeHub, HARD_FRAME_LIMIT, serveSockets } from '../socket-endpoint.js';
@@ -64,6 +64,14 @@ interface Serving {
 
 let remote: RemotePGlite | null = null;
 let serving: Serving | null = null;
+/** The main process answers each `interest` with someone in the room in order (forwarded-events.ts). */
+const interestHeard: (() => void)[] = [];
+
+/** RoomEventBus.interest of the bus the main process feeds: settings updates of a room come while someone is in it here. */
+function tellInterest(roomId: number, someone: boolean): Promise<void> {
+  tell({ type: 'interest', roomId, someone });
+  return someone ? new Promise((resolve) => interestHeard.push(resolve)) : Promise.resolve();
+}
 
 async function start(config: Config): Promise<void> {
   const { logger } = createLogging(config.logLevel, process.stdout);
@@ -72,7 +80,7 @@ async function start(config: Config): Promise<void> {
   const database = remote ? openRemotePGlite(remote) : await openPostgres(config.databaseUrl!, CALLS_DATABASE_POOL_SIZE, config.databasePreparedStatements);
   const metrics = createMetrics();
   let redis: RedisBuses | null = null;
-  const events = createLocalEventBus();
+  const events: RoomEventBus = { ...createLocalEventBus(), interest: tellInterest };
   if (config.redisUrl) {
     redis = await connectRedisBuses(config.redisUrl, {
       publishFailed: () => metrics.busPublishFailures.inc(),
@@ -139,6 +147,8 @@ process.on('message', (message: ToCalls, handle?: unknown) => {
     }
     case 'room-event':
       return serving?.publish(message.event);
+    case 'interest-heard':
+      return interestHeard.shift()?.();
     case 'metrics':
       void (serving?.metrics() ?? Promise.resolve('')).then((text) => tell({ type: 'metrics', id: message.id, text }));
       return;
@@ -150,5 +160,6 @@ process.on('message', (message: ToCalls, handle?: unknown) => {
 // The main process went away without a word (killed): the calls end with it, leaves recorded where the database allows.
 process.on('disconnect', () => {
   remote?.lost();
+  for (const heard of interestHeard.splice(0)) heard();
   void (serving?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
 });

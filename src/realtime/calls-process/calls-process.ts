@@ -16,6 +16,7 @@ import type { JobOutcome } from '../../jobs.js';
 import { serveRemoteStatements } from '../../db/remote-pglite.js';
 import { SERVER_NODE_FLAGS } from '../../node-flags.js';
 import type { RoomEventBus } from '../buses/room-event-bus.js';
+import { forwardedEvents } from './forwarded-events.js';
 import type { FromCalls, ToCalls } from './messages.js';
 
 /** How long a stop waits for the calls to be closed and their leaves recorded before the process is killed. */
@@ -32,7 +33,8 @@ export interface CallsProcess {
   handOff(request: IncomingMessage, socket: Socket, head: Buffer): void;
   /**
    * The API's room events on a node without Redis: published to the calls
-   * process, which holds the calls they concern (nothing subscribes here).
+   * process, which holds the calls they concern (nothing subscribes here);
+   * settings updates only of rooms someone is in there (forwarded-events.ts).
    */
   events: RoomEventBus;
   /** The calls process's metrics, in Prometheus's text format ('' while it is down). */
@@ -73,6 +75,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
   let nextMetricsId = 1;
   const metricsWaiting = new Map<number, (text: string) => void>();
   let load = { connections: 0, latenessP99Ms: 0 };
+  const forwarded = forwardedEvents((event) => send({ type: 'room-event', event }));
 
   /**
    * A socket goes as its bare handle, and this process's copy is closed once
@@ -111,6 +114,10 @@ export async function startCallsProcess({ config, database, log, logStream = pro
           case 'load':
             load = message;
             return;
+          case 'interest':
+            forwarded.occupied(message.roomId, message.someone);
+            if (message.someone) send({ type: 'interest-heard' });
+            return;
           case 'job-run':
             return onJobRun(message.job, message.outcome);
           case 'ready':
@@ -122,6 +129,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       });
       current.on('exit', (code, signal) => {
         statements?.abandon();
+        forwarded.reset();
         const served = ready;
         ready = false;
         load = { connections: 0, latenessP99Ms: 0 };
@@ -158,10 +166,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       const sent = ready && !stopping && send({ type: 'upgrade', request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head }, socket);
       if (!sent) refuse(socket, 503, 'The calls of this node are starting again: try again in a moment');
     },
-    events: {
-      publish: (event) => void send({ type: 'room-event', event }),
-      subscribe: () => () => {},
-    },
+    events: forwarded.bus,
     metrics() {
       const id = nextMetricsId++;
       if (!send({ type: 'metrics', id })) return Promise.resolve('');

@@ -18,6 +18,8 @@ export type ToCalls =
   /** From the API, on a node without Redis (with it, the calls process hears them there). */
   | { type: 'room-event'; event: RoomEvent }
   | { type: 'db-reply'; reply: Reply }
+  /** The answer to each `interest` with someone in the room, in order: its updates come from now on. */
+  | { type: 'interest-heard' }
   | { type: 'metrics'; id: number }
   | { type: 'stop' };
 
@@ -27,6 +29,8 @@ export type FromCalls =
   /** Statements for the embedded database, which lives in the main process. */
   | { type: 'db'; requests: Request[] }
   | { type: 'metrics'; id: number; text: string }
+  /** Someone is in this room here now (true), or nobody any more (forwarded-events.ts). */
+  | { type: 'interest'; roomId: number; someone: boolean }
   /** Every window while anyone is connected, and once when nobody is any more: for calls first (http/calls-first.ts). */
   | { type: 'load'; connections: number; latenessP99Ms: number }
   /**

@@ -2,7 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { dispatch } from '../dispatch.js';
-import { useHubFixture } from '../hub.test-support.js';
+import type { RoomEventBus } from '../buses/room-event-bus.js';
+import { createHubContext } from '../hub-context.js';
+import { recordingConnection, useHubFixture } from '../hub.test-support.js';
+import { createSession } from '../session.js';
+import { handleJoin } from './join.js';
 import { connectionClosed } from '../session-handle.js';
 import { handleRoomEvent } from './room-events.js';
 
@@ -101,9 +105,62 @@ describe('room-updated', () => {
     const room = await hub().createRoom();
     const other = await hub().join((await hub().createRoom()).guest_token, 'Elsewhere');
     const host = await hub().join(room.access_token, 'Host');
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_chat: false })).statusCode).toBe(200);
     await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId: host.session.participant!.roomId });
     expect(host.connection.all('settings')).toHaveLength(1);
     expect(other.connection.all('settings')).toEqual([]);
+  });
+
+  it("sends nothing when the call's settings did not change (a new name, the same PUT again)", async () => {
+    const { room, host, guest } = await hub().hostAndGuest();
+    const roomId = host.session.participant!.roomId;
+    const { meeting_duration, scheduled_at } = room;
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name: 'Renamed', meeting_duration, scheduled_at })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId });
+    expect([...host.connection.all('settings'), ...guest.connection.all('settings')]).toEqual([]);
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name: 'Renamed', meeting_duration, scheduled_at, enable_invites: false })).statusCode).toBe(200);
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId });
+    await handleRoomEvent(hub().ctx, { type: 'room-updated', roomId });
+    expect(host.connection.all('settings')).toEqual([{ type: 'settings', settings: { chat: true, screenshare: true, invites: false, audioIndicator: true } }]);
+  });
+});
+
+describe('a bus that forwards only the updates of rooms someone is in (RoomEventBus.interest)', () => {
+  it("is told when a room's first participant arrives and its last one leaves, and the settings are read again once it has heard", async () => {
+    const told: [number, boolean][] = [];
+    let heard = () => {};
+    const events: RoomEventBus = {
+      publish: () => {},
+      subscribe: () => () => {},
+      interest(roomId, someone) {
+        told.push([roomId, someone]);
+        return someone ? new Promise<void>((resolve) => (heard = resolve)) : Promise.resolve();
+      },
+    };
+    const ctx = createHubContext({ ...hub().ctx.options, events });
+    const room = await hub().createRoom();
+    const host = recordingConnection();
+    const session = createSession(host, hub().clock);
+    ctx.open.add(session);
+    await handleJoin(ctx, session, { type: 'join', requestId: 'j', joinToken: room.access_token, displayName: 'Host' });
+    const roomId = session.participant!.roomId;
+    expect(told).toEqual([[roomId, true]]);
+
+    // Changed before the bus heard of the room: that update was never forwarded.
+    const { name, meeting_duration, scheduled_at } = room;
+    expect((await hub().api('PUT', `/api/rooms/${room.token}`, { name, meeting_duration, scheduled_at, enable_chat: false })).statusCode).toBe(200);
+    expect(host.all('settings')).toEqual([]);
+    heard();
+    await ctx.inFlight.settled();
+    expect(host.all('settings')).toEqual([{ type: 'settings', settings: { chat: false, screenshare: true, invites: true, audioIndicator: true } }]);
+
+    connectionClosed(ctx, session);
+    await ctx.inFlight.settled();
+    expect(told).toEqual([
+      [roomId, true],
+      [roomId, false],
+    ]);
   });
 });
 

@@ -14,18 +14,21 @@ export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promis
 }
 
 /**
- * Reads the room's settings again, sends them to its participants here, stops
- * screen shares no longer allowed, and lets in whoever waits here once the
- * waiting room is off (one after the other: each admission checks the call's size).
+ * Reads the room's settings again, sends them to its participants here if
+ * they changed, stops screen shares no longer allowed, and lets in whoever
+ * waits here once the waiting room is off (one after the other: each
+ * admission checks the call's size).
  */
 async function applySettings(ctx: HubContext, roomId: number): Promise<void> {
   const room = ctx.rooms.get(roomId);
   if (!room) return;
   const row = await ctx.participation.room(roomId);
   if (!row) return;
-  room.settings = settingsOf(row);
+  const settings = settingsOf(row);
+  const changed = JSON.stringify(settings) !== JSON.stringify(room.settings);
+  room.settings = settings;
   const joined = [...room.sessions].filter((s) => s.state === 'joined');
-  for (const session of joined) session.connection.send({ type: 'settings', settings: room.settings });
+  if (changed) for (const session of joined) session.connection.send({ type: 'settings', settings });
   for (const session of joined) {
     if (!room.settings.screenshare) stopSharing(ctx, session, session.participant!.peerId);
   }
