@@ -19,5 +19,5 @@ export interface RoomEventBus {
    * hub then reads the room's settings again, so that none published in
    * between is missed.
    */
-  interest?(roomId: number, listening: boolean): Promise<void>;
+  interest?(roomId: number, someone: boolean): Promise<void>;
 }
