@@ -25,6 +25,8 @@ const STOP_TIMEOUT_MS = 10_000;
 const RESTART_DELAYS_MS = [250, 30_000] as const;
 /** A calls process that ran this long before dying restarts without waiting on the earlier failures. */
 const STABLE_AFTER_MS = 60_000;
+/** The refusal of an upgrade while the calls process is not serving. */
+const STARTING_AGAIN = 'The calls of this node are starting again: try again in a moment';
 /** GET /metrics waits this long for the calls process's part. */
 const METRICS_TIMEOUT_MS = 2000;
 
@@ -82,14 +84,19 @@ export async function startCallsProcess({ config, database, log, logStream = pro
    * it has gone (the connection stays open in the calls process). Sent as a
    * net.Socket, the HTTP server would count it as served by that process, and
    * its close would wait for an answer from a calls process that may be gone.
+   * If it could not go (the calls process died a moment ago, and this process
+   * has not heard yet), the connection is still here and is refused as while
+   * the calls process is down.
    */
   const send = (message: ToCalls, socket?: Socket) => {
     if (!child?.connected) return false;
     const handle = socket && (socket as Socket & { _handle: unknown })._handle;
     if (socket && !handle) return false;
     child.send(message, handle as never, (error) => {
-      if (socket) socket.destroy();
-      if (error && socket) log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
+      if (!socket) return;
+      if (!error) return void socket.destroy();
+      log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
+      refuse(socket, 503, STARTING_AGAIN);
     });
     return true;
   };
@@ -164,7 +171,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
   return {
     handOff(request, socket, head) {
       const sent = ready && !stopping && send({ type: 'upgrade', request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head }, socket);
-      if (!sent) refuse(socket, 503, 'The calls of this node are starting again: try again in a moment');
+      if (!sent) refuse(socket, 503, STARTING_AGAIN);
     },
     events: forwarded.bus,
     metrics() {
