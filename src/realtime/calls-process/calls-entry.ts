@@ -139,8 +139,9 @@ process.on('message', (message: ToCalls, handle?: unknown) => {
       return remote?.receive(message.reply);
     case 'upgrade': {
       // The connection's bare handle (calls-process.ts); none if it closed on its way.
-      if (!handle) return;
-      const socket = new Socket({ handle, readable: true, writable: true } as SocketConstructorOpts);
+      const socket = handle ? new Socket({ handle, readable: true, writable: true } as SocketConstructorOpts) : null;
+      tell({ type: 'upgrade-taken', id: message.id });
+      if (!socket) return;
       if (!serving) return void socket.destroy();
       const request = { ...message.request, socket } as unknown as IncomingMessage;
       return serving.accept(request, socket, Buffer.from(message.head));

@@ -79,22 +79,41 @@ export async function startCallsProcess({ config, database, log, logStream = pro
   let load = { connections: 0, latenessP99Ms: 0 };
   const forwarded = forwardedEvents((event) => send({ type: 'room-event', event }));
 
-  /**
-   * A socket goes as its bare handle, and this process's copy is closed once
-   * it has gone (the connection stays open in the calls process). Sent as a
-   * net.Socket, the HTTP server would count it as served by that process, and
-   * its close would wait for an answer from a calls process that may be gone.
-   * If it could not go (the calls process died a moment ago, and this process
-   * has not heard yet), the connection is still here and is refused as while
-   * the calls process is down.
-   */
-  const send = (message: ToCalls, socket?: Socket) => {
+  /** Sockets handed over that the calls process has not yet said it holds, by the upgrade's id. */
+  const handedOver = new Map<number, Socket>();
+  let nextUpgradeId = 1;
+  /** Those sockets, refused as while the calls process is down: it never took them (it died, or the send failed). */
+  const refuseHandedOver = () => {
+    for (const socket of handedOver.values()) refuse(socket, 503, STARTING_AGAIN);
+    handedOver.clear();
+  };
+
+  const send = (message: ToCalls) => {
     if (!child?.connected) return false;
-    const handle = socket && (socket as Socket & { _handle: unknown })._handle;
-    if (socket && !handle) return false;
+    // A message to a calls process that has just died is lost with it: its exit says what matters.
+    child.send(message, undefined, {}, () => {});
+    return true;
+  };
+
+  /**
+   * A socket goes as its bare handle; this process keeps its own copy (not
+   * reading from it) until the calls process says it holds the socket, then
+   * closes it, and the connection stays open there. Sent as a net.Socket,
+   * the HTTP server would count it as served by that process, and its close
+   * would wait for an answer from a calls process that may be gone. A calls
+   * process killed a moment ago can still take the message without ever
+   * reading it (seen under load in the restart test): the socket is then
+   * refused when its exit is heard, as while it is down, not dropped.
+   */
+  const handOver = (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    const handle = (socket as Socket & { _handle: { readStop(): void } | null })._handle;
+    if (!child?.connected || !handle) return false;
+    handle.readStop();
+    const id = nextUpgradeId++;
+    handedOver.set(id, socket);
+    const message: ToCalls = { type: 'upgrade', id, request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head };
     child.send(message, handle as never, (error) => {
-      if (!socket) return;
-      if (!error) return void socket.destroy();
+      if (!error || !handedOver.delete(id)) return;
       log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
       refuse(socket, 503, STARTING_AGAIN);
     });
@@ -114,6 +133,10 @@ export async function startCallsProcess({ config, database, log, logStream = pro
         switch (message.type) {
           case 'db':
             return statements?.run(message.requests);
+          case 'upgrade-taken':
+            handedOver.get(message.id)?.destroy();
+            handedOver.delete(message.id);
+            return;
           case 'metrics':
             metricsWaiting.get(message.id)?.(message.text);
             metricsWaiting.delete(message.id);
@@ -137,6 +160,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       current.on('exit', (code, signal) => {
         statements?.abandon();
         forwarded.reset();
+        refuseHandedOver();
         const served = ready;
         ready = false;
         load = { connections: 0, latenessP99Ms: 0 };
@@ -170,8 +194,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
 
   return {
     handOff(request, socket, head) {
-      const sent = ready && !stopping && send({ type: 'upgrade', request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head }, socket);
-      if (!sent) refuse(socket, 503, STARTING_AGAIN);
+      if (!(ready && !stopping && handOver(request, socket, head))) refuse(socket, 503, STARTING_AGAIN);
     },
     events: forwarded.bus,
     metrics() {

@@ -14,7 +14,8 @@ export interface UpgradeRequest {
 
 export type ToCalls =
   | { type: 'start'; config: Config }
-  | { type: 'upgrade'; request: UpgradeRequest; head: Uint8Array }
+  /** `id`: the calls process answers `upgrade-taken` with it once it holds the socket. */
+  | { type: 'upgrade'; id: number; request: UpgradeRequest; head: Uint8Array }
   /** From the API, on a node without Redis (with it, the calls process hears them there). */
   | { type: 'room-event'; event: RoomEvent }
   | { type: 'db-reply'; reply: Reply }
@@ -29,6 +30,8 @@ export type FromCalls =
   /** Statements for the embedded database, which lives in the main process. */
   | { type: 'db'; requests: Request[] }
   | { type: 'metrics'; id: number; text: string }
+  /** It holds the socket of `upgrade` `id` now (or it closed on its way): the main process lets go of its own copy. */
+  | { type: 'upgrade-taken'; id: number }
   /** Someone is in this room here now (true), or nobody any more (forwarded-events.ts). */
   | { type: 'interest'; roomId: number; someone: boolean }
   /** Every window while anyone is connected, and once when nobody is any more: for calls first (http/calls-first.ts). */
