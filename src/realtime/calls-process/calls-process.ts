@@ -229,5 +229,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
 export function refuse(socket: Socket, status: 403 | 404 | 503, message: string): void {
   const body = JSON.stringify({ error: message });
   const reason = { 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status];
+  // The client may be gone already (the HTTP server no longer listens for this socket's errors after an upgrade).
+  socket.on('error', () => {});
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
