@@ -130,6 +130,20 @@ describe('the calls process', () => {
     await waitFor(async () => (await presenceRuns(server.url)) > runsBefore, 10_000, 'presence runs counted on from before the restart');
   });
 
+  it('refuses with 503, not drops, an upgrade handed to a calls process that died before taking it', { timeout: 60_000 }, async () => {
+    const { server } = await start();
+    const [calls] = childrenOf(server.child.pid!);
+    // Stopped, it reads nothing: the upgrade goes into its IPC socket and stays there.
+    process.kill(calls!, 'SIGSTOP');
+    const upgrade = Client.open(`ws://127.0.0.1:${server.port}/ws`, ORIGIN).then(
+      (client) => (client.terminate(), 'opened'),
+      (error: Error) => error.message,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(calls!, 'SIGKILL');
+    expect(await upgrade).toContain('HTTP 503');
+  });
+
   it('CALLS_PROCESS=inline serves the call in the one process', { timeout: 60_000 }, async () => {
     const { server, api, connect } = await start({ CALLS_PROCESS: 'inline' });
     expect(childrenOf(server.child.pid!)).toEqual([]);
