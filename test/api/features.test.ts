@@ -124,4 +124,30 @@ describe('additional_access_tokens', () => {
     const again = (await ctx.request({ method: 'GET', url: `/api/rooms/${plain.token}`, token: tenant.instanceToken })).json();
     expect(again.additional_access_tokens).toEqual([]);
   });
+
+  it("follow the calling token's own toggle, as it is at each request, on every room endpoint", async () => {
+    // The toggle comes with the token's lookup (tenants.repo.ts): an organization's
+    // override must count for its token only, and a switch must count at once.
+    const tenant = await ctx.tenant();
+    const org = await tenant.organization();
+    await tenant.setFeature('additional_participants', true);
+    const room = await createRoom(ctx, org.token, { additional_guest_count: 1 });
+    const shown = async (token: string) => {
+      const answers = [
+        await ctx.request({ method: 'GET', url: `/api/rooms/${room.token}`, token }),
+        await ctx.request({ method: 'PUT', url: `/api/rooms/${room.token}`, token, payload: roomBody({ name: 'Renamed' }) }),
+        await ctx.request({ method: 'GET', url: '/api/rooms', token }),
+      ];
+      return answers.map((answer) => {
+        const body = answer.json();
+        return 'additional_access_tokens' in (body.rooms?.[0] ?? body);
+      });
+    };
+    expect(await shown(org.token)).toEqual([true, true, true]);
+    await ctx.services.tenants.setOrganizationFeature(org.id, 'additional_participants', false);
+    expect(await shown(org.token)).toEqual([false, false, false]);
+    expect(await shown(tenant.instanceToken)).toEqual([true, true, true]);
+    await tenant.setFeature('additional_participants', false);
+    expect(await shown(tenant.instanceToken)).toEqual([false, false, false]);
+  });
 });

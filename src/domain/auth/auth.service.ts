@@ -12,6 +12,8 @@ export interface Principal {
   organizationId: string | null;
   tenantTimezone: string;
   tenantReturnUrl: string;
+  /** Whether additional participants are on for this token's scope, as its lookup found it. */
+  additionalParticipants: boolean;
 }
 
 // prl_ + 43 base64url characters; anything else cannot be a token we issued.
@@ -38,6 +40,7 @@ export function createAuthService({ tokens }: { tokens: Pick<TenantsRepo, 'findT
         organizationId: row.organization_id,
         tenantTimezone: row.timezone,
         tenantReturnUrl: row.default_return_url,
+        additionalParticipants: row.additional_participants,
       };
     },
   };

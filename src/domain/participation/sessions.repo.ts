@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole } from '../../db/schema.js';
-import { byToken, type RoomScope } from '../rooms/rooms.repo.js';
+import { byToken, type TokenScope } from '../rooms/rooms.repo.js';
 
 export interface NetworkSummary {
   rtt_ms: number | null;
@@ -40,7 +40,7 @@ function summary(column: string): RawBuilder<NetworkSummary | null> {
 export function createSessionsRepo(db: Db) {
   return {
     /** The sessions of the room with this token in scope, oldest first; null when there is no such room, live or deleted. */
-    async forRoom(scope: RoomScope, roomToken: string): Promise<SessionRow[] | null> {
+    async forRoom(scope: TokenScope, roomToken: string): Promise<SessionRow[] | null> {
       const found = await db.selectFrom('rooms').select('id').where(byToken(scope, roomToken)).executeTakeFirst();
       if (found) {
         return db

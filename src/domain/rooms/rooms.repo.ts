@@ -7,7 +7,6 @@ import type { Db } from '../../db/client.js';
 import { prepare } from '../../db/prepared.js';
 import { WHOLE_TENANT, type Database, type RoomsTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
-import { featureEnabledSql } from '../tenants/tenants.repo.js';
 import { CLOSED, ENDED, STARTED, cleanupBase } from './room-lifecycle.js';
 
 export type RoomRow = Selectable<RoomsTable>;
@@ -127,9 +126,16 @@ export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promis
 export type Versions = readonly number[] | undefined;
 
 /** Which rooms a caller sees: the whole tenant, or one organization (with its doctors' rooms). */
-export interface RoomScope {
+/** The rooms a token reaches: its tenant's, or one organization's. */
+export interface TokenScope {
   tenantId: string;
   organizationId: string | null;
+}
+
+/** A token's scope, with what a room's representation needs to know of it. */
+export interface RoomScope extends TokenScope {
+  /** Whether additional participants are on for the caller (its token lookup read it): their tokens are shown only then. */
+  additionalParticipants: boolean;
 }
 
 /** What a room's representation needs besides the row, for the caller's scope. */
@@ -176,7 +182,7 @@ function extras(scope: RoomScope) {
  * read every room of the tenant: 115 µs of PostgreSQL per GET at 100 rooms
  * against 48 µs by the token, and growing with the tenant (bench/README.md).
  */
-export function byToken(scope: RoomScope, token: string) {
+export function byToken(scope: TokenScope, token: string) {
   return (eb: ExpressionBuilder<Database, 'rooms'>) =>
     eb.and([
       eb('token', '=', token),
@@ -185,8 +191,9 @@ export function byToken(scope: RoomScope, token: string) {
     ]);
 }
 
-function additionalEnabled(scope: RoomScope) {
-  return featureEnabledSql(scope.tenantId, scope.organizationId, 'additional_participants').as('additional_enabled');
+/** The caller's toggle, a value (a parameter of the prepared statements): the token lookup read it. */
+function additionalEnabled(scope: Pick<RoomScope, 'additionalParticipants'>) {
+  return sql<boolean>`${scope.additionalParticipants}::boolean`.as('additional_enabled');
 }
 
 export function createRoomsRepo(db: Db) {
@@ -194,7 +201,7 @@ export function createRoomsRepo(db: Db) {
   // named, so that the statement has the same shape whatever the room. A room it
   // creates has nobody in it and no additional guests: of the extras only the
   // toggle needs the database, the two lists are constants.
-  const insertRoom = prepare(db, (room: NewRoom & { caller_organization_id: string | null }) =>
+  const insertRoom = prepare(db, (room: NewRoom & Pick<RoomScope, 'additionalParticipants'>) =>
     db
       .insertInto('rooms')
       .values(pick(room, NEW_ROOM_COLUMNS))
@@ -203,11 +210,11 @@ export function createRoomsRepo(db: Db) {
         sql<string[]>`'{}'::text[]`.as('current_participants'),
         sql<string[]>`'{}'::text[]`.as('waiting_participants'),
         sql<string[]>`'{}'::text[]`.as('additional_tokens'),
-        additionalEnabled({ tenantId: room.tenant_id, organizationId: room.caller_organization_id }),
+        additionalEnabled(room),
       ]),
   );
   // GET /api/rooms/{token}, compiled once.
-  const findRoom = prepare(db, (args: { tenantId: string; organizationId: string | null; token: string }) =>
+  const findRoom = prepare(db, (args: RoomScope & { token: string }) =>
     db
       .selectFrom('rooms')
       .select(ROOM_COLUMNS)
@@ -262,7 +269,7 @@ export function createRoomsRepo(db: Db) {
     async insert(scope: RoomScope, room: NewRoom, guestTokens: string[], onInserted?: OnRoomInserted): Promise<RoomWithExtras> {
       // Nothing to write with the room: one statement, atomic by itself (no BEGIN and COMMIT).
       if (!guestTokens.length && !onInserted) {
-        const [row] = await insertRoom({ ...room, caller_organization_id: scope.organizationId });
+        const [row] = await insertRoom({ ...room, additionalParticipants: scope.additionalParticipants });
         return row!;
       }
       return db.transaction().execute(async (tx) => {
@@ -283,7 +290,7 @@ export function createRoomsRepo(db: Db) {
     },
 
     async findWithExtras(scope: RoomScope, token: string): Promise<RoomWithExtras | null> {
-      const [row] = await findRoom({ tenantId: scope.tenantId, organizationId: scope.organizationId, token });
+      const [row] = await findRoom({ tenantId: scope.tenantId, organizationId: scope.organizationId, additionalParticipants: scope.additionalParticipants, token });
       return row ?? null;
     },
 
@@ -303,6 +310,7 @@ export function createRoomsRepo(db: Db) {
           removeDoctor: update.removeDoctor,
           tenantId: scope.tenantId,
           organizationId: scope.organizationId,
+          additionalParticipants: scope.additionalParticipants,
           token,
           versions: versions ?? null,
         });

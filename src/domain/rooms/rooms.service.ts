@@ -52,7 +52,7 @@ interface Deps {
 const ROOM_KEY = /^\d{1,15}$/;
 
 function scopeOf(principal: Principal): RoomScope {
-  return { tenantId: principal.tenantId, organizationId: principal.organizationId };
+  return { tenantId: principal.tenantId, organizationId: principal.organizationId, additionalParticipants: principal.additionalParticipants };
 }
 
 /**
@@ -87,7 +87,7 @@ export function createRoomsService({ rooms, tenants, events, ids, clock }: Deps)
     if (input.permanent === true && !(await feature(principal, 'permanent_rooms'))) {
       throw new FeatureDisabledError('Permanent rooms are not enabled (feature permanent_rooms)');
     }
-    if ((input.additional_guest_count ?? 0) > 0 && !(await feature(principal, 'additional_participants'))) {
+    if ((input.additional_guest_count ?? 0) > 0 && !principal.additionalParticipants) {
       throw new FeatureDisabledError('Additional participants are not enabled (feature additional_participants)');
     }
   }

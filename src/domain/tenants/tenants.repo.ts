@@ -17,23 +17,34 @@ export interface ApiTokenWithTenant {
   revoked_at: Date | null;
   timezone: string;
   default_return_url: string;
+  /** Whether additional participants are on for the token's scope (featureEnabledSql). */
+  additional_participants: boolean;
 }
 
 /**
  * Whether a feature is on for a caller, as an SQL expression: the
- * organization's setting where it has one, else the tenant's, else off. Other
- * statements embed it, so that a room read carries its toggle instead of
- * costing a query of its own.
+ * organization's setting where it has one, else the tenant's, else off. The
+ * token lookup embeds it (with the token's columns for the ids), so that a
+ * request carries its toggle instead of costing a query of its own. The
+ * feature is a name from the code, written into the statement as a literal.
  */
-export function featureEnabledSql(tenantId: string, organizationId: string | null, feature: string): RawBuilder<boolean> {
+export function featureEnabledSql(
+  tenantId: string | RawBuilder<string>,
+  organizationId: string | null | RawBuilder<string | null>,
+  feature: string,
+): RawBuilder<boolean> {
   return sql<boolean>`coalesce(
-    (select enabled from organization_features where organization_id = ${organizationId} and feature = ${feature}),
-    (select enabled from tenant_features where tenant_id = ${tenantId} and feature = ${feature}),
+    (select enabled from organization_features where organization_id = ${organizationId} and feature = ${sql.lit(feature)}),
+    (select enabled from tenant_features where tenant_id = ${tenantId} and feature = ${sql.lit(feature)}),
     false)`;
 }
 
 /**
- * The API tokens with these digests, each with its tenant. The tenant is a
+ * The API tokens with these digests, each with its tenant and whether
+ * additional participants are on for it: every room representation needs that
+ * toggle, and read here it costs one lookup per token and event-loop turn
+ * instead of two index scans in every room statement (bench/README.md,
+ * "Issue 15: the caller's toggle with its token"). The tenant is a
  * lateral subquery with a LIMIT, which PostgreSQL never flattens into a join:
  * the plan reads each token's tenant by its primary key, whatever the number
  * of tenants. As a plain join, the generic plan (which guesses ten digests)
@@ -49,6 +60,7 @@ export function tokensByDigest(db: Db, digests: Buffer[]) {
       (join) => join.onTrue(),
     )
     .select(['t.id', 't.token_hash', 't.tenant_id', 't.organization_id', 't.revoked_at', 'tn.timezone', 'tn.default_return_url'])
+    .select(featureEnabledSql(sql.ref<string>('t.tenant_id'), sql.ref<string | null>('t.organization_id'), 'additional_participants').as('additional_participants'))
     .where('t.token_hash', '=', sql<Buffer>`any(${digests}::bytea[])`);
 }
 
