@@ -303,8 +303,24 @@ export function createRoomsRepo(db: Db) {
       const { checked } = update;
       if (checked === undefined) {
         // Nothing was read before: one statement finds the room, checks If-Match and writes.
+        // One literal naming every argument: with the settings spread into it, V8
+        // added the other properties one at a time, 10 µs of every PUT (bench/README.md).
+        const s = update.settings;
         const [row] = await updateRoomSettings({
-          ...update.settings,
+          name: s.name,
+          meeting_duration: s.meeting_duration,
+          scheduled_at: s.scheduled_at,
+          return_url: s.return_url,
+          host_return_url: s.host_return_url,
+          host_display_name: s.host_display_name,
+          guest_display_name: s.guest_display_name,
+          enable_chat: s.enable_chat,
+          enable_screenshare: s.enable_screenshare,
+          enable_invites: s.enable_invites,
+          enable_audio_indicator: s.enable_audio_indicator,
+          enable_waiting_room: s.enable_waiting_room,
+          locale: s.locale,
+          permanent: s.permanent,
           updatedAt: update.updatedAt,
           scheduledEnd: update.scheduledEnd,
           removeDoctor: update.removeDoctor,
