@@ -126,7 +126,6 @@ export type OnRoomInserted = (tx: Transaction<Database>, row: RoomRow) => Promis
 export type Versions = readonly number[] | undefined;
 
 /** Which rooms a caller sees: the whole tenant, or one organization (with its doctors' rooms). */
-/** The rooms a token reaches: its tenant's, or one organization's. */
 export interface TokenScope {
   tenantId: string;
   organizationId: string | null;
