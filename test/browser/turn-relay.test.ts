@@ -79,6 +79,21 @@ function frames(page: Page): { sent: any[]; received: any[] } {
   return seen;
 }
 
+/**
+ * The first frame of this type the page received. Playwright reports a frame
+ * after the page has handled it: the call's screen can be up before its
+ * `joined` frame reaches the test (CI, under load).
+ */
+async function firstReceived(seen: { received: any[] }, type: string, timeoutMs = 10_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const frame = seen.received.find((f) => f.type === type);
+    if (frame) return frame;
+    if (Date.now() > deadline) throw new Error(`no ${type} frame within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** The TURN user of each of the page's call connections. */
 const turnUsers = async (page: Page) => (await turnUsernames(page)).map((username) => username.split(':')[1] ?? '');
 /** The TURN username among ICE servers a message carried. */
@@ -176,7 +191,7 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     expect(candidateLines(joinFrame.offer)).toEqual([]);
     await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
     // Configured with the call's credentials, the participant's own.
-    const joined = seen.received.find((f) => f.type === 'joined');
+    const joined = await firstReceived(seen, 'joined');
     expect(await turnUsers(guest)).toEqual([joined.self.id]);
     const pairs = await selectedPairs(guest);
     expect(pairs.length).toBeGreaterThan(0);
@@ -189,7 +204,7 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     const guest = await shortLived().participant();
     const hostFrames = frames(host);
     await join(host, room.host_join_url, 'Dr. Relay');
-    const joined = hostFrames.received.find((f) => f.type === 'joined');
+    const joined = await firstReceived(hostFrames, 'joined');
     // Alone until the credentials of the join have expired: fresh ones came meanwhile.
     await until(expiryOf(turnUsernameIn(joined.iceServers)) + 1000);
     const renewed = () => hostFrames.received.filter((f) => f.type === 'ice-servers').map((f) => turnUsernameIn(f.iceServers));
