@@ -20,6 +20,7 @@ import {
   turnUsernames,
   type BrowserWorld,
 } from '../helpers/browser.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'turn-test-secret-0123456789';
 let turn: { url: string; port: number; stop(): Promise<void> };
@@ -84,15 +85,8 @@ function frames(page: Page): { sent: any[]; received: any[] } {
  * after the page has handled it: the call's screen can be up before its
  * `joined` frame reaches the test (CI, under load).
  */
-async function firstReceived(seen: { received: any[] }, type: string, timeoutMs = 10_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const frame = seen.received.find((f) => f.type === type);
-    if (frame) return frame;
-    if (Date.now() > deadline) throw new Error(`no ${type} frame within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const firstReceived = (seen: { received: any[] }, type: string) =>
+  waitFor(() => seen.received.find((f) => f.type === type), 10_000, `a ${type} frame`);
 
 /** The TURN user of each of the page's call connections. */
 const turnUsers = async (page: Page) => (await turnUsernames(page)).map((username) => username.split(':')[1] ?? '');
