@@ -52,8 +52,9 @@ const envVariants = (options.get('env-variants')?.split(';') ?? []).map((setting
 /**
  * `--pin`: each target's server (all its threads: the event loop, its PGlite
  * thread; and its calls process) alone on the first core, at the nice values
- * it runs with anywhere (0, PGlite's thread 10), everything else (PostgreSQL, the load
- * processes, the clients, the control) on the second. On a 2-core machine the
+ * it runs with anywhere (0, PGlite's thread 10, its calls process -5 as
+ * root), everything else (PostgreSQL, the load processes, the clients, the
+ * control) on the second. On a 2-core machine the
  * load generator and the 1,000 clients otherwise take the server's core as
  * well. On the second core the clients and the control, which measure, must
  * not wait behind the 100 backends the load keeps busy, or the figures say
@@ -71,21 +72,12 @@ const log = (line: string) => process.stderr.write(line + '\n');
 const pinTo = (pid: number, cpu: number) => {
   for (const one of processTree(pid)) execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(one)], { stdio: 'ignore' });
 };
-/**
- * Every thread of process `pid` and of the processes it started at this nice
- * value (threads and children it starts later inherit it); with `from`, only
- * the threads still at that value: those a server set itself (PGlite's, at
- * 10) keep theirs.
- */
-const niceAll = (pid: number, nice: number, from?: number) => {
+/** Every thread of process `pid` and of the processes it started at this nice value (threads and children it starts later inherit it). */
+const niceAll = (pid: number, nice: number) => {
   for (const one of processTree(pid)) {
-    for (const thread of fs.readdirSync(`/proc/${one}/task`)) {
-      if (from !== undefined && niceOf(one, thread) !== from) continue;
-      execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
-    }
+    for (const thread of fs.readdirSync(`/proc/${one}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
   }
 };
-const niceOf = (pid: number, thread: string) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
 /** Process `pid`'s main thread (its event loop) runs the moment it has work, ahead of every ordinary thread. */
 const realTime = (pid: number) => execFileSync('chrt', ['-f', '-p', '10', String(pid)], { stdio: 'ignore' });
 // Before anything is started: what this process starts (PostgreSQL, the load)
@@ -161,10 +153,14 @@ try {
       env = { DATA_DIR: fs.mkdtempSync(path.join(dataDir, `${variant.name}-`)) };
     }
     const entry = variant.name === 'parley-before' ? path.resolve(beforeDir!, 'dist/src/main.js') : undefined;
+    // Started from this thread at nice 0, as anywhere, so that the priorities a
+    // server sets itself (its calls process five steps ahead, PGlite's thread at
+    // 10) are the ones it would have; this process goes back to the last place.
+    if (pin) os.setPriority(0, 0);
     const target = await startParleyTarget(name, { ...env, ...variant.env, LOG_LEVEL: logLevel }, rooms, entry);
     if (pin) {
+      os.setPriority(0, 19);
       pinTo(target.pid, 0);
-      niceAll(target.pid, 0, 19);
     }
     targets.push(target);
   }

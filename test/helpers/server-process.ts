@@ -33,6 +33,8 @@ export interface StartOptions {
   port?: number;
   /** How long starting may take: PGlite's first open and migrations are slow on a busy 2-core machine. */
   timeoutMs?: number;
+  /** A command the server runs under, which executes node in its own place (e.g. setpriv with fewer capabilities). */
+  under?: string[];
 }
 
 /**
@@ -40,9 +42,10 @@ export interface StartOptions {
  * database answers; Redis may still be "degraded"), or rejects with its output.
  */
 export async function startServerProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
-  const { port = 0, timeoutMs = 90_000 } = options;
+  const { port = 0, timeoutMs = 90_000, under = [] } = options;
   if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` first (npm test does)`);
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, MAIN], {
+  const [command, ...args] = [...under, process.execPath, ...SERVER_NODE_FLAGS, MAIN];
+  const child = spawn(command!, args, {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

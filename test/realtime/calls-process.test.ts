@@ -26,9 +26,18 @@ function childrenOf(pid: number): number[] {
   return fs.readdirSync(`/proc/${pid}/task`).flatMap((thread) => fs.readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
 }
 
-async function start(env: Record<string, string> = {}) {
+/** The nice value of each thread of process `pid`. */
+function niceValues(pid: number): number[] {
+  return fs.readdirSync(`/proc/${pid}/task`).map((thread) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]));
+}
+
+/** Raising a priority needs CAP_SYS_NICE, which root has: in CI the tests run as root, and the test that needs it must not be skipped. */
+const mayRaisePriority = process.getuid?.() === 0;
+if (!mayRaisePriority && process.env.CI === 'true') throw new Error('the calls process priority tests need root (CAP_SYS_NICE) (CI=true: never skipped)');
+
+async function start(env: Record<string, string> = {}, under: string[] = []) {
   database = await serverDatabase();
-  server = await startServerProcess({ ...database.env, ...env });
+  server = await startServerProcess({ ...database.env, ...env }, { under });
   const { token } = await adminTenantToken(server.url);
   const api = (method: string, url: string, body?: unknown) => httpJson(server!.url, token, method, url, body);
   const connect = async () => {
@@ -142,6 +151,38 @@ describe('the calls process', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     process.kill(calls!, 'SIGKILL');
     expect(await upgrade).toContain('HTTP 503');
+  });
+
+  it.skipIf(!mayRaisePriority)('runs every thread five nice steps ahead of the main process, where the system allows it', { timeout: 60_000 }, async () => {
+    const { server } = await start();
+    const [calls] = childrenOf(server.child.pid!);
+    // The main process's event loop, as started (its embedded database's thread, on PGlite, lowers itself).
+    const [mainNice] = niceValues(server.child.pid!);
+    expect(mainNice).toBe(0);
+    expect(new Set(niceValues(calls!))).toEqual(new Set([-5]));
+    expect(server.output.map(parseLine).find((line) => line?.process === 'calls' && line.nice !== undefined)).toMatchObject({
+      msg: 'calls process runs ahead of the API',
+      nice: -5,
+      mainProcessNice: 0,
+    });
+  });
+
+  it("runs at the main process's priority and says why, where the system does not allow more, and serves the call all the same", { timeout: 60_000 }, async () => {
+    // Root without CAP_SYS_NICE (and RLIMIT_NICE at its default, 0) is refused like any other user.
+    const { server, api, connect } = await start({}, mayRaisePriority ? ['setpriv', '--bounding-set=-sys_nice', '--'] : []);
+    const [calls] = childrenOf(server.child.pid!);
+    const [mainNice] = niceValues(server.child.pid!);
+    expect(new Set(niceValues(calls!))).toEqual(new Set([mainNice]));
+    const said = server.output.map(parseLine).find((line) => line?.process === 'calls' && line.nice !== undefined);
+    expect(said?.msg).toMatch(/^calls process runs at the API's priority: grant CAP_SYS_NICE/);
+    expect(said?.reason).toContain('EACCES');
+    const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
+    const host = await connect();
+    const guest = await connect();
+    const h = await host.join(room.access_token, 'Host');
+    const g = await guest.join(room.guest_token, 'Guest');
+    host.send({ type: 'signal', to: g.self.id, data: { candidate: null } });
+    expect(await guest.next('signal')).toMatchObject({ from: h.self.id });
   });
 
   it('CALLS_PROCESS=inline serves the call in the one process', { timeout: 60_000 }, async () => {

@@ -22,6 +22,7 @@ import type { RoomEvent, RoomEventBus } from '../buses/room-event-bus.js';
 import { createLocalEventBus } from '../buses/local-room-event-bus.js';
 import { createServices } from '../../services.js';
 import { createNodeHub, HARD_FRAME_LIMIT, serveSockets } from '../socket-endpoint.js';
+import { raiseCallsPriority } from './calls-priority.js';
 import { CALLS_DATABASE_POOL_SIZE, CALLS_METRICS, type FromCalls, type ToCalls } from './messages.js';
 
 // As the main process (main.ts): short-lived objects stay young.
@@ -76,6 +77,14 @@ function tellInterest(roomId: number, someone: boolean): Promise<void> {
 async function start(config: Config): Promise<void> {
   const { logger } = createLogging(config.logLevel, process.stdout);
   const log = logger.child({ process: 'calls' });
+  const priority = raiseCallsPriority();
+  if (priority.raised) log.info({ nice: priority.nice, mainProcessNice: priority.from }, 'calls process runs ahead of the API');
+  else {
+    log.info(
+      { nice: priority.nice, reason: priority.reason },
+      'calls process runs at the API\'s priority: grant CAP_SYS_NICE or a nice limit (systemd LimitNICE=) to run it ahead (docs/deploy.md)',
+    );
+  }
   remote = config.databaseUrl ? null : new RemotePGlite((requests) => tell({ type: 'db', requests }));
   const database = remote ? openRemotePGlite(remote) : await openPostgres(config.databaseUrl!, CALLS_DATABASE_POOL_SIZE, config.databasePreparedStatements);
   const metrics = createMetrics();
