@@ -4,10 +4,12 @@
 // work, and a calls process woken by a signal waited for the rest of its
 // slice of the core. Ahead of it, the wait is shorter. Measured with the node
 // on one core, 1,000 participants connected and 100 connections creating
-// rooms: the relay's p99 went from 2.2 to 1.6 times its p99 without the
-// load, for the same creates a second (bench/README.md, "the calls process
-// ahead of the API"). The calls process's own work is small (a relayed
-// message, a join), so the API keeps the core whenever no call needs it.
+// rooms, four runs on PostgreSQL: the relay's p99 under the load 1.9 times
+// its p99 without it at the median, against 2.1 at the main process's
+// priority, for the same creates a second (bench/README.md, "the calls
+// process ahead of the API"). The calls process's own work is small (a
+// relayed message, a join), so the API keeps the core whenever no call needs
+// it.
 import fs from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
