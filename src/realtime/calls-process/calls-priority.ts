@@ -6,7 +6,7 @@
 // on one core, 1,000 participants connected and 100 connections creating
 // rooms, four runs on PostgreSQL: the relay's p99 under the load 1.9 times
 // its p99 without it at the median, against 2.1 at the main process's
-// priority, for the same creates a second (bench/README.md, "the calls
+// priority, for as many creates a second pooled (bench/README.md, "the calls
 // process ahead of the API"). The calls process's own work is small (a
 // relayed message, a join), so the API keeps the core whenever no call needs
 // it.
