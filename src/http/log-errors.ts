@@ -5,24 +5,15 @@
 // and API-token hashes and names: a database error is logged by what names
 // it (SQLSTATE, routine, schema object, code location), never by its text.
 import pino from 'pino';
-
-interface DatabaseErrorFields {
-  severity?: unknown;
-  code?: unknown;
-}
-
-/** A server's error report (pg's DatabaseError, PGlite's): it has a severity and a five-character SQLSTATE. */
-function isDatabaseError(error: DatabaseErrorFields): boolean {
-  return typeof error.severity === 'string' && typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code);
-}
+import { isDatabaseError } from '../db/database-error.js';
 
 const KEPT = ['code', 'severity', 'routine', 'schema', 'table', 'column', 'constraint', 'dataType', 'file', 'line'] as const;
 
 type SerializedError = { type: string; message: string; stack: string; [key: string]: unknown };
 
 export function errorForLog(error: Error): SerializedError {
-  const fields = error as Error & DatabaseErrorFields & Record<string, unknown>;
-  if (!isDatabaseError(fields)) return pino.stdSerializers.err(error) as SerializedError;
+  const fields = error as Error & Record<string, unknown>;
+  if (!isDatabaseError(error)) return pino.stdSerializers.err(error) as SerializedError;
   const kept: SerializedError = { type: 'DatabaseError', message: `database error ${String(fields.code)}`, stack: '' };
   for (const key of KEPT) if (fields[key] !== undefined) kept[key] = fields[key];
   // The frames say where it failed; the first line of the stack repeats the message.

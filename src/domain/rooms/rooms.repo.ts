@@ -4,9 +4,11 @@
 // bench/README.md "Optimizations" has the measurements behind each.
 import { sql, type ExpressionBuilder, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { statementRolledBack } from '../../db/database-error.js';
 import { prepare } from '../../db/prepared.js';
 import { WHOLE_TENANT, type Database, type RoomsTable } from '../../db/schema.js';
 import type { PageQuery } from '../support/pagination.js';
+import { perTurnWrites } from '../support/per-turn-batches.js';
 import { CLOSED, ENDED, STARTED, cleanupBase } from './room-lifecycle.js';
 
 export type RoomRow = Selectable<RoomsTable>;
@@ -62,6 +64,41 @@ const ROOM_COLUMNS = Object.keys({
 
 /** What an insert gives: all but the generated id and version. */
 const NEW_ROOM_COLUMNS = ROOM_COLUMNS.filter((column): column is keyof NewRoom => column !== 'id' && column !== 'version');
+
+/** The SQL type of each column a create writes: a batch of creates sends each column as one array of it. */
+const NEW_ROOM_TYPES = {
+  tenant_id: 'uuid',
+  organization_id: 'uuid',
+  doctor_id: 'uuid',
+  token: 'text',
+  access_token: 'text',
+  guest_token: 'text',
+  name: 'text',
+  status: 'text',
+  host_display_name: 'text',
+  guest_display_name: 'text',
+  enable_chat: 'boolean',
+  enable_screenshare: 'boolean',
+  enable_invites: 'boolean',
+  enable_audio_indicator: 'boolean',
+  enable_waiting_room: 'boolean',
+  locale: 'text',
+  scheduled_at: 'timestamptz',
+  meeting_duration: 'integer',
+  return_url: 'text',
+  host_return_url: 'text',
+  permanent: 'boolean',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+  started_at: 'timestamptz',
+  ended_at: 'timestamptz',
+  closed_at: 'timestamptz',
+  emptied_at: 'timestamptz',
+  cleanup_base_at: 'timestamptz',
+} satisfies Record<keyof NewRoom, string>;
+
+/** New rooms column by column: what the batch statement takes. */
+type NewRoomColumns = { [Column in keyof NewRoom]: NewRoom[Column][] };
 
 function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
@@ -212,6 +249,32 @@ export function createRoomsRepo(db: Db) {
         additionalEnabled(room),
       ]),
   );
+  // The creates asked in one turn of the event loop, as one statement
+  // (support/per-turn-batches.ts): each column an array, unnested into rows in
+  // the order of the arrays. The toggle differs by caller, so it is not asked
+  // of the database here (see createOne).
+  const insertRooms = prepare(db, (columns: NewRoomColumns) =>
+    db
+      .insertInto('rooms')
+      .columns(NEW_ROOM_COLUMNS)
+      .expression(sql`select * from unnest(${sql.join(NEW_ROOM_COLUMNS.map((column) => sql`${columns[column]}::${sql.raw(NEW_ROOM_TYPES[column])}[]`))})`)
+      .returning(ROOM_COLUMNS)
+      .returning([
+        sql<string[]>`'{}'::text[]`.as('current_participants'),
+        sql<string[]>`'{}'::text[]`.as('waiting_participants'),
+        sql<string[]>`'{}'::text[]`.as('additional_tokens'),
+      ]),
+  );
+  const createOne = perTurnWrites(
+    async ({ scope, room }: { scope: RoomScope; room: NewRoom }): Promise<RoomWithExtras> =>
+      (await insertRoom({ ...room, additionalParticipants: scope.additionalParticipants }))[0]!,
+    async (creates) => {
+      const columns = Object.fromEntries(NEW_ROOM_COLUMNS.map((column) => [column, creates.map(({ room }) => room[column])])) as NewRoomColumns;
+      const inserted = new Map((await insertRooms(columns)).map((row) => [row.token, row]));
+      return creates.map(({ scope, room }) => ({ ...inserted.get(room.token)!, additional_enabled: scope.additionalParticipants }));
+    },
+    statementRolledBack,
+  );
   // GET /api/rooms/{token}, compiled once.
   const findRoom = prepare(db, (args: RoomScope & { token: string }) =>
     db
@@ -266,11 +329,9 @@ export function createRoomsRepo(db: Db) {
   return {
     /** `scope` is the caller's: it decides the toggle in the extras. */
     async insert(scope: RoomScope, room: NewRoom, guestTokens: string[], onInserted?: OnRoomInserted): Promise<RoomWithExtras> {
-      // Nothing to write with the room: one statement, atomic by itself (no BEGIN and COMMIT).
-      if (!guestTokens.length && !onInserted) {
-        const [row] = await insertRoom({ ...room, additionalParticipants: scope.additionalParticipants });
-        return row!;
-      }
+      // Nothing to write with the room: one statement, atomic by itself (no BEGIN
+      // and COMMIT), shared with the other creates of this turn.
+      if (!guestTokens.length && !onInserted) return createOne({ scope, room });
       return db.transaction().execute(async (tx) => {
         const row = await tx.insertInto('rooms').values(room).returningAll().executeTakeFirstOrThrow();
         if (guestTokens.length) {

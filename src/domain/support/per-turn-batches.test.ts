@@ -1,8 +1,9 @@
 // domain/support/per-turn-batches.ts: lookups asked in one turn of the event
 // loop share one load, sent after that turn; later ones wait for the next.
+// Writes of one turn share one statement, and each still gets its own outcome.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { perTurnBatches } from './per-turn-batches.js';
+import { perTurnBatches, perTurnWrites } from './per-turn-batches.js';
 
 interface Row {
   key: Buffer;
@@ -54,5 +55,59 @@ describe('perTurnBatches', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     fail = false;
     expect(await find(key(3))).toEqual({ key: key(3) });
+  });
+});
+
+/** A store that writes numbers; `refuse` makes it refuse a statement holding that number. */
+function fakeStore(refuse?: number, failure: 'refused' | 'lost' = 'refused') {
+  const statements: number[][] = [];
+  const stored: number[] = [];
+  const fail = () => Object.assign(new Error(failure), { refused: failure === 'refused' });
+  const one = async (n: number) => {
+    statements.push([n]);
+    if (n === refuse) throw fail();
+    stored.push(n);
+    return n * 10;
+  };
+  const many = async (ns: number[]) => {
+    statements.push(ns);
+    if (refuse !== undefined && ns.includes(refuse)) throw fail();
+    stored.push(...ns);
+    return ns.map((n) => n * 10);
+  };
+  const write = perTurnWrites(one, many, (error) => (error as { refused?: boolean }).refused === true);
+  return { statements, stored, write };
+}
+
+describe('perTurnWrites', () => {
+  it('writes every item of a turn in one statement, each caller getting its own result', async () => {
+    const { statements, stored, write } = fakeStore();
+    expect(await Promise.all([write(1), write(2), write(3)])).toEqual([10, 20, 30]);
+    expect(statements).toEqual([[1, 2, 3]]);
+    expect(stored).toEqual([1, 2, 3]);
+  });
+
+  it('writes a lone item by itself, and an item asked after the statement left with the next turn', async () => {
+    const { statements, write } = fakeStore();
+    const first = write(1);
+    await nextTurn();
+    const second = write(2);
+    expect([await first, await second]).toEqual([10, 20]);
+    expect(statements).toEqual([[1], [2]]);
+  });
+
+  it('writes a refused batch again item by item: only the refused item fails', async () => {
+    const { statements, stored, write } = fakeStore(2);
+    const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([10, 'failed', 30]);
+    expect(statements).toEqual([[1, 2, 3], [1], [2], [3]]);
+    expect(stored).toEqual([1, 3]);
+  });
+
+  it('fails the whole batch, writing nothing again, when the outcome is unknown (the connection lost)', async () => {
+    const { statements, write } = fakeStore(2, 'lost');
+    const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(statements).toEqual([[1, 2, 3]]);
   });
 });
