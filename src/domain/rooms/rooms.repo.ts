@@ -100,6 +100,11 @@ const NEW_ROOM_TYPES = {
 /** New rooms column by column: what the batch statement takes. */
 type NewRoomColumns = { [Column in keyof NewRoom]: NewRoom[Column][] };
 
+/** If-Match versions as the text of an integer array, for a batch of PUTs (null: any version). */
+function versionsText(versions: Versions | null): string | null {
+  return versions ? `{${versions.join(',')}}` : null;
+}
+
 function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
 }
@@ -149,6 +154,44 @@ export interface CheckedUpdate {
 type SettingsUpdate = RoomSettings &
   RoomScope & { token: string; updatedAt: Date; scheduledEnd: Date; removeDoctor: boolean; versions: Versions | null };
 
+/**
+ * The SQL type of each value of a PUT of settings: a batch of them sends each
+ * as one array. The If-Match versions of each PUT travel as the text of an
+ * integer array (arrays of arrays must all have one length).
+ */
+const SETTINGS_UPDATE_TYPES = {
+  token: 'text',
+  tenantId: 'uuid',
+  organizationId: 'uuid',
+  additionalParticipants: 'boolean',
+  versions: 'text',
+  name: 'text',
+  meeting_duration: 'integer',
+  scheduled_at: 'timestamptz',
+  return_url: 'text',
+  host_return_url: 'text',
+  host_display_name: 'text',
+  guest_display_name: 'text',
+  enable_chat: 'boolean',
+  enable_screenshare: 'boolean',
+  enable_invites: 'boolean',
+  enable_audio_indicator: 'boolean',
+  enable_waiting_room: 'boolean',
+  locale: 'text',
+  permanent: 'boolean',
+  updatedAt: 'timestamptz',
+  scheduledEnd: 'timestamptz',
+  removeDoctor: 'boolean',
+} satisfies Record<keyof SettingsUpdate, string>;
+const SETTINGS_UPDATE_KEYS = Object.keys(SETTINGS_UPDATE_TYPES) as (keyof SettingsUpdate)[];
+
+/** PUTs of settings value by value: what the batch statement takes. */
+type SettingsUpdateColumns = Record<keyof SettingsUpdate, unknown[]>;
+
+/** The batch's column for a value: `arg_scheduled_end` for scheduledEnd. */
+const argColumn = (key: keyof SettingsUpdate) => `arg_${key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)}`;
+const arg = (key: keyof SettingsUpdate) => sql.ref(`u.${argColumn(key)}`);
+
 /** A condition on `rooms` that picks one room (by id, or by a join token). */
 export type WhichRoom = RawBuilder<boolean>;
 
@@ -190,6 +233,11 @@ export type RoomWithExtras = RoomRow & RoomExtras;
  * costs one statement.
  */
 function extras(scope: RoomScope) {
+  return [...roomLists(), additionalEnabled(scope)];
+}
+
+/** The room's participant and additional guest lists, correlated on rooms.id. */
+function roomLists() {
   return [
     sql<string[]>`array(select p.token from participants p where p.room_id = rooms.id and p.left_at is null and p.admission = 'admitted' order by p.joined_at)`.as(
       'current_participants',
@@ -200,7 +248,6 @@ function extras(scope: RoomScope) {
     sql<string[]>`array(select g.token from room_guest_tokens g where g.room_id = rooms.id and g.kind = 'additional' order by g.created_at, g.token)`.as(
       'additional_tokens',
     ),
-    additionalEnabled(scope),
   ];
 }
 
@@ -316,6 +363,56 @@ export function createRoomsRepo(db: Db) {
         .returning(ROOM_COLUMNS)
         .returning(extras(a)),
   );
+  // The PUTs of settings asked in one turn, as one statement, as for creates:
+  // each value an array, the PUTs joined to their rooms by token. Each PUT keeps
+  // its own scope and If-Match; one that finds no room gets no row back.
+  const updateRoomsSettings = prepare(db, (a: SettingsUpdateColumns) =>
+    db
+      .updateTable('rooms')
+      .from(
+        sql`(select * from unnest(${sql.join(SETTINGS_UPDATE_KEYS.map((key) => sql`${a[key]}::${sql.raw(SETTINGS_UPDATE_TYPES[key])}[]`))}) as t(${sql.join(
+          SETTINGS_UPDATE_KEYS.map((key) => sql.id(argColumn(key))),
+        )}))`.as('u'),
+      )
+      .set({
+        name: sql`${arg('name')}`,
+        meeting_duration: sql`${arg('meeting_duration')}`,
+        scheduled_at: sql`${arg('scheduled_at')}`,
+        return_url: sql`${arg('return_url')}`,
+        host_return_url: sql`${arg('host_return_url')}`,
+        host_display_name: sql`${arg('host_display_name')}`,
+        guest_display_name: sql`${arg('guest_display_name')}`,
+        enable_chat: sql`${arg('enable_chat')}`,
+        enable_screenshare: sql`${arg('enable_screenshare')}`,
+        enable_invites: sql`${arg('enable_invites')}`,
+        enable_audio_indicator: sql`${arg('enable_audio_indicator')}`,
+        enable_waiting_room: sql`${arg('enable_waiting_room')}`,
+        locale: sql`${arg('locale')}`,
+        permanent: sql`${arg('permanent')}`,
+        updated_at: sql`${arg('updatedAt')}`,
+        version: NEXT_VERSION,
+        doctor_id: sql<string | null>`case when ${arg('removeDoctor')} then null else rooms.doctor_id end`,
+        cleanup_base_at: sql<Date>`greatest(${arg('scheduledEnd')}, rooms.cleanup_base_at)`,
+      })
+      .where(sql<boolean>`rooms.token = ${arg('token')}`)
+      .where(sql<boolean>`rooms.tenant_id is not distinct from ${arg('tenantId')}`)
+      .where(sql<boolean>`(${arg('organizationId')} is null or rooms.organization_id is not distinct from ${arg('organizationId')})`)
+      .where(sql<boolean>`(${arg('versions')} is null or rooms.version = any(${arg('versions')}::int[]))`)
+      .returning(ROOM_COLUMNS)
+      .returning([...roomLists(), sql<boolean>`${arg('additionalParticipants')}`.as('additional_enabled')]),
+  );
+  const updateSettingsOne = perTurnWrites(
+    async (update: SettingsUpdate): Promise<RoomWithExtras | null> => (await updateRoomSettings(update))[0] ?? null,
+    async (updates) => {
+      const columns = Object.fromEntries(
+        SETTINGS_UPDATE_KEYS.map((key) => [key, updates.map((update) => (key === 'versions' ? versionsText(update.versions) : update[key]))]),
+      ) as SettingsUpdateColumns;
+      const updated = new Map((await updateRoomsSettings(columns)).map((row) => [row.token, row]));
+      return updates.map((update) => updated.get(update.token) ?? null);
+    },
+    statementRolledBack,
+    (update) => update.token,
+  );
   /** The rooms in scope with their extras, for a page of the list (found through rooms_tenant_list_idx or rooms_organization_list_idx). */
   const listed = (scope: RoomScope) => {
     let query = db.selectFrom('rooms').selectAll().select(extras(scope)).where('tenant_id', '=', scope.tenantId);
@@ -366,7 +463,7 @@ export function createRoomsRepo(db: Db) {
         // One literal naming every argument: with the settings spread into it, V8
         // added the other properties one at a time, 10 µs of every PUT (bench/README.md).
         const s = update.settings;
-        const [row] = await updateRoomSettings({
+        return updateSettingsOne({
           name: s.name,
           meeting_duration: s.meeting_duration,
           scheduled_at: s.scheduled_at,
@@ -390,7 +487,6 @@ export function createRoomsRepo(db: Db) {
           token,
           versions: versions ?? null,
         });
-        return row ?? null;
       }
       const changes: Partial<NewRoom> = {
         ...update.settings,

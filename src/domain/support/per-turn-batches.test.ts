@@ -75,7 +75,7 @@ function fakeStore(refuse?: number, failure: 'refused' | 'lost' = 'refused') {
     stored.push(...ns);
     return ns.map((n) => n * 10);
   };
-  const write = perTurnWrites(one, many, (error) => (error as { refused?: boolean }).refused === true);
+  const write = perTurnWrites(one, many, (error) => (error as { refused?: boolean }).refused === true, (n) => String(n));
   return { statements, stored, write };
 }
 
@@ -109,5 +109,11 @@ describe('perTurnWrites', () => {
     const outcomes = await Promise.allSettled([write(1), write(2), write(3)]);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(statements).toEqual([[1, 2, 3]]);
+  });
+
+  it('writes an item whose key is already in the statement alone, beside it', async () => {
+    const { statements, write } = fakeStore();
+    expect(await Promise.all([write(1), write(2), write(1), write(3)])).toEqual([10, 20, 10, 30]);
+    expect(statements).toEqual([[1], [1, 2, 3]]);
   });
 });

@@ -64,19 +64,36 @@ export function perTurnBatches<Key extends Uint8Array, Row>(
  * others of its turn. Any other failure (the connection lost while the
  * statement ran) fails the whole batch: whether it committed is not known,
  * and writing again could write twice.
+ *
+ * `keyOf` names what an item writes (a room's token): an item whose key is
+ * already in its turn's statement is written alone beside it, since one
+ * statement cannot write one row twice in a known order.
  */
 export function perTurnWrites<Item, Result>(
   one: (item: Item) => Promise<Result>,
   many: (items: Item[]) => Promise<Result[]>,
   rolledBack: (error: unknown) => boolean,
+  keyOf?: (item: Item) => string,
 ): (item: Item) => Promise<Result> {
   let batch: { item: Item; waiter: Waiter<Result> }[] | undefined;
 
   const writeAlone = ({ item, waiter }: { item: Item; waiter: Waiter<Result> }) => one(item).then(waiter.resolve, waiter.reject);
 
   const flush = () => {
-    const current = batch!;
+    let current = batch!;
     batch = undefined;
+    if (keyOf && current.length > 1) {
+      const keys = new Set<string>();
+      current = current.filter((entry) => {
+        const key = keyOf(entry.item);
+        if (keys.has(key)) {
+          void writeAlone(entry);
+          return false;
+        }
+        keys.add(key);
+        return true;
+      });
+    }
     if (current.length === 1) return void writeAlone(current[0]!);
     many(current.map((entry) => entry.item)).then(
       (results) => current.forEach((entry, i) => entry.waiter.resolve(results[i]!)),

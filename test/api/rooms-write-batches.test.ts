@@ -1,10 +1,12 @@
-// The creates asked in one turn of the event loop are one INSERT statement
-// (rooms.repo.ts, support/per-turn-batches.ts; migration 0014 counts them per
-// statement). Each caller still gets its own room and its own outcome.
+// The creates asked in one turn of the event loop are one INSERT statement,
+// and the PUTs of settings one UPDATE (rooms.repo.ts, support/per-turn-batches.ts;
+// migration 0014 counts creates per statement). Each caller still gets its own
+// room and its own outcome.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/domain/auth/auth.service.js';
 import type { RoomInput } from '../../src/domain/rooms/rooms.service.js';
+import { PreconditionFailedError } from '../../src/errors.js';
 import { createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';
 
 let ctx: TestContext;
@@ -22,6 +24,12 @@ async function counterRows(tenantId: string): Promise<{ organization_id: string;
   const result = await sql<{ organization_id: string; count: number }>`
     select organization_id, count from room_counts where tenant_id = ${tenantId}::uuid order by organization_id`.execute(ctx.services.database.db);
   return result.rows;
+}
+
+/** How many transactions wrote these rooms' current versions. */
+async function writers(tokens: string[]): Promise<number> {
+  const result = await sql<{ n: number }>`select count(distinct xmin::text)::int as n from rooms where token = any(${tokens}::text[])`.execute(ctx.services.database.db);
+  return result.rows[0]!.n;
 }
 
 describe('creates of one turn', () => {
@@ -54,6 +62,7 @@ describe('creates of one turn', () => {
     expect(await totalCount(tenant.instanceToken)).toBe(4);
     // A create alone would have counted each room in the shard of its id: four rows.
     expect(await counterRows(tenant.id)).toEqual([{ organization_id: '00000000-0000-0000-0000-000000000000', count: 4 }]);
+    expect(await writers(created.map((view) => view.row.token))).toBe(1);
   });
 
   it('of several scopes: each answer shows its own caller’s scope, and each scope is counted', async () => {
@@ -105,5 +114,63 @@ describe('creates of one turn', () => {
     expect(await totalCount(fresh.instanceToken)).toBe(50);
     const counted = await counterRows(fresh.id);
     expect(counted.reduce((sum, row) => sum + row.count, 0)).toBe(50);
+  });
+});
+
+describe('PUTs of one turn', () => {
+  let tenant: TestTenant;
+  let principal: Principal;
+  beforeAll(async () => {
+    tenant = await ctx.tenant();
+    principal = await principalOf(tenant.instanceToken);
+  });
+  const room = async (name: string) => (await ctx.services.rooms.create(principal, input(name))).row;
+
+  it('are one statement: each room gets its own settings and one more version, as GET then reads it', async () => {
+    const [a, b, c] = [await room('A'), await room('B'), await room('C')];
+    const updated = await Promise.all([
+      ctx.services.rooms.update(principal, a.token, input('A renamed', { meeting_duration: 50, enable_chat: false })),
+      ctx.services.rooms.update(principal, b.token, input('B renamed', { locale: 'fa', guest_display_name: 'Patient B' })),
+      ctx.services.rooms.update(principal, c.token, input('C renamed', { scheduled_at: '2031-01-01T08:00:00Z', enable_waiting_room: true })),
+    ]);
+    expect(updated.map((view) => [view.row.token, view.row.name, view.row.version])).toEqual([
+      [a.token, 'A renamed', a.version + 1],
+      [b.token, 'B renamed', b.version + 1],
+      [c.token, 'C renamed', c.version + 1],
+    ]);
+    expect(updated[0]!.row).toMatchObject({ meeting_duration: 50, enable_chat: false, locale: null });
+    expect(updated[1]!.row).toMatchObject({ locale: 'fa', guest_display_name: 'Patient B', enable_chat: true });
+    expect(updated[2]!.row).toMatchObject({ scheduled_at: new Date('2031-01-01T08:00:00Z'), enable_waiting_room: true });
+    // The cleanup time follows the new scheduled end (greatest of it and the old one).
+    expect(updated[2]!.row.cleanup_base_at.getTime()).toBeGreaterThan(c.cleanup_base_at.getTime());
+    for (const view of updated) expect(view).toEqual(await ctx.services.rooms.get(principal, view.row.token));
+    // One statement, one transaction: the three rows' versions were written by the same one.
+    expect(await writers([a.token, b.token, c.token])).toBe(1);
+  });
+
+  it('each keeps its own If-Match and scope: a stale version is 412 and another tenant’s room 404, the others written', async () => {
+    const [a, b] = [await room('A'), await room('B')];
+    const other = await ctx.tenant();
+    const stranger = await principalOf(other.instanceToken);
+    const outcomes = await Promise.allSettled([
+      ctx.services.rooms.update(principal, a.token, input('A matched'), [a.version]),
+      ctx.services.rooms.update(principal, b.token, input('B stale'), [b.version + 7]),
+      ctx.services.rooms.update(stranger, a.token, input('A by a stranger')),
+    ]);
+    expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: { row: { name: 'A matched', version: a.version + 1 } } });
+    expect(outcomes[1]).toMatchObject({ status: 'rejected', reason: expect.any(PreconditionFailedError) });
+    expect(outcomes[2]).toMatchObject({ status: 'rejected', reason: { name: 'NotFoundError' } });
+    expect((await ctx.services.rooms.get(principal, b.token)).row).toMatchObject({ name: 'B', version: b.version });
+  });
+
+  it('two PUTs of one room in one turn are both written, one after the other', async () => {
+    const a = await room('A');
+    const updated = await Promise.all([
+      ctx.services.rooms.update(principal, a.token, input('First')),
+      ctx.services.rooms.update(principal, a.token, input('Second')),
+    ]);
+    expect(updated.map((view) => view.row.version).sort()).toEqual([a.version + 1, a.version + 2]);
+    const last = updated.find((view) => view.row.version === a.version + 2)!;
+    expect((await ctx.services.rooms.get(principal, a.token)).row.name).toBe(last.row.name);
   });
 });
