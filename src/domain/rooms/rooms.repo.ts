@@ -190,7 +190,7 @@ type SettingsUpdateColumns = Record<keyof SettingsUpdate, unknown[]>;
 
 /** The batch's column for a value: `arg_scheduled_end` for scheduledEnd. */
 const argColumn = (key: keyof SettingsUpdate) => `arg_${key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)}`;
-const arg = (key: keyof SettingsUpdate) => sql.ref(`u.${argColumn(key)}`);
+const arg = <Key extends keyof SettingsUpdate>(key: Key) => sql.ref<SettingsUpdate[Key]>(`u.${argColumn(key)}`);
 
 /** A condition on `rooms` that picks one room (by id, or by a join token). */
 export type WhichRoom = RawBuilder<boolean>;
@@ -298,8 +298,8 @@ export function createRoomsRepo(db: Db) {
   );
   // The creates asked in one turn of the event loop, as one statement
   // (support/per-turn-batches.ts): each column an array, unnested into rows in
-  // the order of the arrays. The toggle differs by caller, so it is not asked
-  // of the database here (see createOne).
+  // the order of the arrays. The toggle differs by caller: createOne puts each
+  // caller's on its row.
   const insertRooms = prepare(db, (columns: NewRoomColumns) =>
     db
       .insertInto('rooms')
@@ -365,7 +365,8 @@ export function createRoomsRepo(db: Db) {
   );
   // The PUTs of settings asked in one turn, as one statement, as for creates:
   // each value an array, the PUTs joined to their rooms by token. Each PUT keeps
-  // its own scope and If-Match; one that finds no room gets no row back.
+  // its own scope and If-Match; one that finds no room gets no row back. Two
+  // PUTs of one room never share it (updateSettingsOne's key).
   const updateRoomsSettings = prepare(db, (a: SettingsUpdateColumns) =>
     db
       .updateTable('rooms')
@@ -375,21 +376,21 @@ export function createRoomsRepo(db: Db) {
         )}))`.as('u'),
       )
       .set({
-        name: sql`${arg('name')}`,
-        meeting_duration: sql`${arg('meeting_duration')}`,
-        scheduled_at: sql`${arg('scheduled_at')}`,
-        return_url: sql`${arg('return_url')}`,
-        host_return_url: sql`${arg('host_return_url')}`,
-        host_display_name: sql`${arg('host_display_name')}`,
-        guest_display_name: sql`${arg('guest_display_name')}`,
-        enable_chat: sql`${arg('enable_chat')}`,
-        enable_screenshare: sql`${arg('enable_screenshare')}`,
-        enable_invites: sql`${arg('enable_invites')}`,
-        enable_audio_indicator: sql`${arg('enable_audio_indicator')}`,
-        enable_waiting_room: sql`${arg('enable_waiting_room')}`,
-        locale: sql`${arg('locale')}`,
-        permanent: sql`${arg('permanent')}`,
-        updated_at: sql`${arg('updatedAt')}`,
+        name: arg('name'),
+        meeting_duration: arg('meeting_duration'),
+        scheduled_at: arg('scheduled_at'),
+        return_url: arg('return_url'),
+        host_return_url: arg('host_return_url'),
+        host_display_name: arg('host_display_name'),
+        guest_display_name: arg('guest_display_name'),
+        enable_chat: arg('enable_chat'),
+        enable_screenshare: arg('enable_screenshare'),
+        enable_invites: arg('enable_invites'),
+        enable_audio_indicator: arg('enable_audio_indicator'),
+        enable_waiting_room: arg('enable_waiting_room'),
+        locale: arg('locale'),
+        permanent: arg('permanent'),
+        updated_at: arg('updatedAt'),
         version: NEXT_VERSION,
         doctor_id: sql<string | null>`case when ${arg('removeDoctor')} then null else rooms.doctor_id end`,
         cleanup_base_at: sql<Date>`greatest(${arg('scheduledEnd')}, rooms.cleanup_base_at)`,
@@ -399,7 +400,7 @@ export function createRoomsRepo(db: Db) {
       .where(sql<boolean>`(${arg('organizationId')} is null or rooms.organization_id is not distinct from ${arg('organizationId')})`)
       .where(sql<boolean>`(${arg('versions')} is null or rooms.version = any(${arg('versions')}::int[]))`)
       .returning(ROOM_COLUMNS)
-      .returning([...roomLists(), sql<boolean>`${arg('additionalParticipants')}`.as('additional_enabled')]),
+      .returning([...roomLists(), arg('additionalParticipants').as('additional_enabled')]),
   );
   const updateSettingsOne = perTurnWrites(
     async (update: SettingsUpdate): Promise<RoomWithExtras | null> => (await updateRoomSettings(update))[0] ?? null,
