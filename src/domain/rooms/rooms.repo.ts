@@ -110,23 +110,23 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
 }
 
 /** The settings a PUT replaces: every one is sent or returns to its default. */
-export type RoomSettings = Pick<
-  NewRoom,
-  | 'name'
-  | 'meeting_duration'
-  | 'scheduled_at'
-  | 'return_url'
-  | 'host_return_url'
-  | 'host_display_name'
-  | 'guest_display_name'
-  | 'enable_chat'
-  | 'enable_screenshare'
-  | 'enable_invites'
-  | 'enable_audio_indicator'
-  | 'enable_waiting_room'
-  | 'locale'
-  | 'permanent'
->;
+const ROOM_SETTINGS = [
+  'name',
+  'meeting_duration',
+  'scheduled_at',
+  'return_url',
+  'host_return_url',
+  'host_display_name',
+  'guest_display_name',
+  'enable_chat',
+  'enable_screenshare',
+  'enable_invites',
+  'enable_audio_indicator',
+  'enable_waiting_room',
+  'locale',
+  'permanent',
+] as const satisfies readonly (keyof NewRoom)[];
+export type RoomSettings = Pick<NewRoom, (typeof ROOM_SETTINGS)[number]>;
 
 /**
  * What a PUT writes (docs/api.md): every setting, and the new scheduled end, which
@@ -165,20 +165,7 @@ const SETTINGS_UPDATE_TYPES = {
   organizationId: 'uuid',
   additionalParticipants: 'boolean',
   versions: 'text',
-  name: 'text',
-  meeting_duration: 'integer',
-  scheduled_at: 'timestamptz',
-  return_url: 'text',
-  host_return_url: 'text',
-  host_display_name: 'text',
-  guest_display_name: 'text',
-  enable_chat: 'boolean',
-  enable_screenshare: 'boolean',
-  enable_invites: 'boolean',
-  enable_audio_indicator: 'boolean',
-  enable_waiting_room: 'boolean',
-  locale: 'text',
-  permanent: 'boolean',
+  ...pick(NEW_ROOM_TYPES, ROOM_SETTINGS),
   updatedAt: 'timestamptz',
   scheduledEnd: 'timestamptz',
   removeDoctor: 'boolean',
