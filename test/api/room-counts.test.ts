@@ -157,3 +157,67 @@ describe.runIf(testDb === 'postgres')('concurrent creates in one tenant (Postgre
     expect(await counterRows('room_counts', tenant.id)).toBeGreaterThan(1);
   });
 });
+
+// Every writer of the room counters takes its rows in key order (tenant,
+// organization, shard): 0010's deletes, 0014's creates and moves. A move that
+// took the old organization's row first could hold it while a statement
+// counting rooms of both organizations held the new one's, each waiting for
+// the other. Here the statement waits first (behind a third transaction on
+// the lower organization's row), then the move; when the row is let go, the
+// statement goes on to the higher organization's row, which the old move
+// already held.
+describe.runIf(testDb === 'postgres')('counter rows in key order (PostgreSQL)', () => {
+  it('a move between organizations and a statement creating rooms in both, in the same shard, wait for each other without a deadlock', async () => {
+    const tenant = await ctx.tenant();
+    const [low, high] = [await tenant.organization(), await tenant.organization()].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const moved = await createRoom(ctx, high!.token);
+    const { db } = ctx.services.database;
+    const id = Number((await sql<{ id: string }>`select id from rooms where token = ${moved.token}`.execute(db)).rows[0]!.id);
+    const shard = id % 16;
+    await sql`insert into room_counts (tenant_id, organization_id, shard, count) values (${tenant.id}::uuid, ${low!.id}::uuid, ${shard}, 0)
+      on conflict do nothing`.execute(db);
+
+    const url = (ctx.services.database as { url?: string | null }).url;
+    if (!url) throw new Error('the PostgreSQL test database has a URL');
+    const [holder, creator, mover] = Array.from({ length: 3 }, () => new pg.Client({ connectionString: url }));
+    const waiting = async (client: pg.Client) => {
+      for (let i = 0; i < 200; i++) {
+        const { rows } = await sql<{ w: string | null }>`select wait_event_type as w from pg_stat_activity where pid = ${(client as unknown as { processID: number }).processID}`.execute(db);
+        if (rows[0]?.w === 'Lock') return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('never waited for the lock');
+    };
+    try {
+      for (const client of [holder!, creator!, mover!]) {
+        await client.connect();
+        await client.query(`set deadlock_timeout = '100ms'`);
+        await client.query('begin');
+      }
+      await holder!.query('select 1 from room_counts where tenant_id = $1 and organization_id = $2 and shard = $3 for update', [tenant.id, low!.id, shard]);
+      // Two rooms whose ids fall in the moved room's shard, one in each organization, in one statement.
+      const ids = [16_000_000_000 + shard, 16_000_000_016 + shard];
+      const created = creator!.query(
+        `insert into rooms (id, tenant_id, organization_id, token, access_token, guest_token, name, status, enable_chat, enable_screenshare, enable_invites,
+           enable_audio_indicator, scheduled_at, meeting_duration, return_url, permanent, created_at, updated_at, cleanup_base_at)
+         overriding system value
+         select i, $1, o, 'order-' || i, 'order-a-' || i, 'order-g-' || i, 'x', 'active', true, true, true, true, now(), 30, 'https://example.org', false, now(), now(), now()
+         from unnest($2::bigint[], $3::uuid[]) as r (i, o)`,
+        [tenant.id, ids, [low!.id, high!.id]],
+      );
+      await waiting(creator!);
+      const movedOver = mover!.query('update rooms set organization_id = $1 where id = $2', [low!.id, id]);
+      await waiting(mover!);
+      await holder!.query('commit');
+      await created;
+      await creator!.query('commit');
+      await movedOver;
+      await mover!.query('commit');
+    } finally {
+      for (const client of [holder!, creator!, mover!]) await client.end().catch(() => {});
+    }
+    expect(await totalCount(low!.token)).toBe(2);
+    expect(await totalCount(high!.token)).toBe(1);
+    expect(await totalCount(tenant.instanceToken)).toBe(3);
+  });
+});

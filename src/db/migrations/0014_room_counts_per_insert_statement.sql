@@ -35,20 +35,18 @@ CREATE TRIGGER rooms_count_insert AFTER INSERT ON rooms REFERENCING NEW TABLE AS
   FOR EACH STATEMENT EXECUTE FUNCTION rooms_count_inserted();
 
 -- The row trigger is left with moves between organizations (its WHEN): out
--- of the old one, into the new one, in the room's shard.
+-- of the old one, into the new one, in the room's shard. Both in one
+-- statement, in key order like the statement triggers: it used to take the old
+-- organization's row first, and a move from a higher organization to a lower
+-- one, beside a statement counting rooms of both in the same shard, could
+-- hold one row each and wait for the other's.
 CREATE OR REPLACE FUNCTION rooms_count_change() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  s smallint := NEW.id % 16;
 BEGIN
-  IF OLD.organization_id IS NOT NULL THEN
-    INSERT INTO room_counts AS c (tenant_id, organization_id, shard, count)
-      VALUES (OLD.tenant_id, OLD.organization_id, s, -1)
-      ON CONFLICT (tenant_id, organization_id, shard) DO UPDATE SET count = c.count - 1;
-  END IF;
-  IF NEW.organization_id IS NOT NULL THEN
-    INSERT INTO room_counts AS c (tenant_id, organization_id, shard, count)
-      VALUES (NEW.tenant_id, NEW.organization_id, s, 1)
-      ON CONFLICT (tenant_id, organization_id, shard) DO UPDATE SET count = c.count + 1;
-  END IF;
+  INSERT INTO room_counts AS c (tenant_id, organization_id, shard, count)
+  SELECT NEW.tenant_id, m.organization_id, (NEW.id % 16)::smallint, m.change
+  FROM (VALUES (OLD.organization_id, -1), (NEW.organization_id, 1)) AS m (organization_id, change)
+  WHERE m.organization_id IS NOT NULL
+  ORDER BY m.organization_id
+  ON CONFLICT (tenant_id, organization_id, shard) DO UPDATE SET count = c.count + excluded.count;
   RETURN NULL;
 END $$;
