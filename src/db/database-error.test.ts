@@ -15,7 +15,7 @@ describe('statementRolledBack', () => {
   });
 
   it('is false for what the server never reported: a lost connection, a driver error, no error at all', () => {
-    expect(statementRolledBack(Object.assign(new Error('Connection terminated unexpectedly'), {}))).toBe(false);
+    expect(statementRolledBack(new Error('Connection terminated unexpectedly'))).toBe(false);
     expect(statementRolledBack(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(false);
     expect(statementRolledBack(undefined)).toBe(false);
   });

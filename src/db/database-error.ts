@@ -1,14 +1,14 @@
 // Telling the database's own error reports from everything else.
 
-export interface DatabaseErrorFields {
+interface DatabaseErrorFields {
   severity?: unknown;
   code?: unknown;
 }
 
 /**
  * A server's error report (pg's DatabaseError, PGlite's): it has a severity and
- * a five-character SQLSTATE. The statement it answers did not commit; a lost
- * connection or a driver's own failure has neither.
+ * a five-character SQLSTATE, which a lost connection or a driver's own failure
+ * has not.
  */
 export function isDatabaseError(error: unknown): error is Error & DatabaseErrorFields {
   const fields = error as DatabaseErrorFields | null;
