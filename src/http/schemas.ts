@@ -1,7 +1,7 @@
 // TypeBox schemas of the REST interface: they validate requests, shape the
 // responses (only declared fields go out) and generate the OpenAPI document.
 import { Type, type TSchema } from 'typebox';
-import { LANGUAGES } from '../i18n/languages.js';
+import { LANGUAGES } from '../shared/i18n/languages.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/webhooks/webhook-events.js';
 
 /** A nullable field, written as a JSON-schema type list (fast to serialize). */

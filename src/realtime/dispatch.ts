@@ -10,7 +10,7 @@ import { leaveCall } from './handlers/leave.js';
 import { recordNetworkReport } from './handlers/network-report.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
 import type { HubContext } from './hub-context.js';
-import type { ClientMessage } from './protocol.js';
+import type { ClientMessage } from '../shared/protocol.js';
 import { fail, reply, type Session } from './session.js';
 
 /**

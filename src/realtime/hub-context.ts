@@ -12,7 +12,7 @@ import { createDepartures, type Departures } from './departures.js';
 import { receiveDecision } from './handlers/host-controls.js';
 import { handleRoomEvent } from './handlers/room-events.js';
 import { createInFlight, type InFlight } from './in-flight.js';
-import type { IceServerInfo } from './protocol.js';
+import type { IceServerInfo } from '../shared/protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
 

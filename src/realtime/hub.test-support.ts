@@ -6,7 +6,7 @@ import { createTestContext, manualClock, roomBody, type TestContext } from '../.
 import type { SignalBus } from './buses/signal-bus.js';
 import { handleJoin } from './handlers/join.js';
 import { createHubContext, type HubContext } from './hub-context.js';
-import type { IceServerInfo, ServerMessage } from './protocol.js';
+import type { IceServerInfo, ServerMessage } from '../shared/protocol.js';
 import { createSession, type Connection, type Session } from './session.js';
 
 export interface RecordingConnection extends Connection {

@@ -7,7 +7,7 @@ import { createLocalSignalBus } from './buses/local-signal-bus.js';
 import type { SignalBus } from './buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
 import { recordingConnection } from './hub.test-support.js';
-import type { RoomSettings } from './protocol.js';
+import type { RoomSettings } from '../shared/protocol.js';
 import { createRoomRegistry } from './room-registry.js';
 import { createSession } from './session.js';
 

@@ -9,7 +9,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { HostDecision, SignalBus, SignalEnvelope } from './buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
-import type { RoomSettings } from './protocol.js';
+import type { RoomSettings } from '../shared/protocol.js';
 import { endSession, type Session } from './session.js';
 
 export interface LocalRoom {

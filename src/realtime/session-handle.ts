@@ -4,7 +4,7 @@ import { CloseCode } from './close-codes.js';
 import { dispatch } from './dispatch.js';
 import type { HubContext } from './hub-context.js';
 import { stopIceRenewal } from './ice-renewal.js';
-import { parseClientMessage, type ParseResult } from './protocol.js';
+import { parseClientMessage, type ParseResult } from '../shared/protocol.js';
 import { createSession, fail, type Connection, type Session } from './session.js';
 
 /** What the transport (ws-server.ts) calls for one connection. */

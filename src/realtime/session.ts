@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Participant } from '../domain/participation/participation.service.js';
 import type { Clock } from '../domain/support/clock.js';
-import type { ErrorCode, ServerMessage } from './protocol.js';
+import type { ErrorCode, ServerMessage } from '../shared/protocol.js';
 import { tokenBucket } from './token-bucket.js';
 
 export interface Connection {

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Services } from '../services.js';
 import { createHub, type Hub } from './hub.js';
-import { MAX_FRAME_BYTES, type ServerMessage } from './protocol.js';
+import { MAX_FRAME_BYTES, type ServerMessage } from '../shared/protocol.js';
 import { iceRenewalMs, iceServersFor } from './turn-credentials.js';
 
 /** Connections are pinged in this many groups, one group every 1/PING_SLICES of the heartbeat interval. */

@@ -5,8 +5,8 @@
 // critical axe-core violation in English, German and Arabic.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { en } from '../../src/i18n/en.js';
-import { LANGUAGES } from '../../src/i18n/languages.js';
+import { en } from '../../src/shared/i18n/en.js';
+import { LANGUAGES } from '../../src/shared/i18n/languages.js';
 import { axeViolations, callConnectionStates, expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
 let world: BrowserWorld;

@@ -3,7 +3,7 @@
 // one fresh call per scenario. Each scenario prints its figure (fps, recovery
 // time) with console.log so that runs can be compared.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { en } from '../../src/i18n/en.js';
+import { en } from '../../src/shared/i18n/en.js';
 import type { Page } from 'playwright-core';
 import { inboundStats, sendEstimates, watchBanner } from '../helpers/browser.js';
 import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from '../helpers/netns-world.js';

@@ -5,7 +5,7 @@
 // UDP open is told it is ready.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { en } from '../../src/i18n/en.js';
+import { en } from '../../src/shared/i18n/en.js';
 import { countTones, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { startTurnWorld, type TurnWorld } from '../helpers/netns-world.js';
 import { createGuestNetwork, skipReasonOrThrow } from '../helpers/netns.js';

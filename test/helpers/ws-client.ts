@@ -4,7 +4,7 @@
 // real join or participant token, a call of two.
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import type { ServerMessage } from '../../src/realtime/protocol.js';
+import type { ServerMessage } from '../../src/shared/protocol.js';
 import type { RealtimeServer } from './realtime-server.js';
 
 let nextId = 0;

@@ -2,8 +2,8 @@
 // the name pre-fill, feedback submission, the front end's files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
-import { en } from '../../src/i18n/en.js';
-import { CATALOGUES } from '../../src/i18n/catalogues/index.js';
+import { en } from '../../src/shared/i18n/en.js';
+import { CATALOGUES } from '../../src/shared/i18n/catalogues/index.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
 // A build with one script and one stylesheet, as Vite would make it.

@@ -1,7 +1,7 @@
 // Signaling with real ws clients against a listening server: authentication,
 // membership, malformed input, settings and roles, API events reaching calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
+import { MAX_FRAME_BYTES } from '../../src/shared/protocol.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 

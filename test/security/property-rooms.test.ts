@@ -1,7 +1,7 @@
 // Hostile input on the room endpoints (docs/security.md §3):
 // random and malicious bodies, content types and path segments never get a
 // 5xx, never stall, and always get the documented error shape.
-import { LANGUAGES } from '../../src/i18n/languages.js';
+import { LANGUAGES } from '../../src/shared/i18n/languages.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';

@@ -6,7 +6,7 @@
 // edges and on what a flood does to everyone else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FEEDBACK_LENGTH } from '../../src/domain/feedback/feedback.service.js';
-import { MAX_CHAT_LENGTH, MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
+import { MAX_CHAT_LENGTH, MAX_FRAME_BYTES } from '../../src/shared/protocol.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 import { joinedPair, type Client } from '../helpers/ws-client.js';

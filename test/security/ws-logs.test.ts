@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBuild } from '../../src/http/routes/web-assets.js';
-import { MAX_FRAME_BYTES } from '../../src/realtime/protocol.js';
+import { MAX_FRAME_BYTES } from '../../src/shared/protocol.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
 import { eventually } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';

@@ -9,7 +9,7 @@
 // controls (admit, deny, remove) are fuzzed from hosts and guests alike.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_FRAME_BYTES, type ServerMessage } from '../../src/realtime/protocol.js';
+import { MAX_FRAME_BYTES, type ServerMessage } from '../../src/shared/protocol.js';
 import { eventually } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 import { errorShapeProblem, tokenShaped, type Client } from '../helpers/ws-client.js';

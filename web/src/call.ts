@@ -1,6 +1,6 @@
 // Entry of the participant pages: the join screen, then the call, then the
 // feedback; data for the page comes from the server in a JSON block.
-import type { JoinPageData } from '../../src/http/routes/join.routes.js';
+import type { JoinPageData } from '../../src/shared/join-page-data.js';
 import './call.css';
 import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';

@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CATALOGUES } from '../../src/i18n/catalogues/index.js';
-import { en } from '../../src/i18n/en.js';
-import { LANGUAGES } from '../../src/i18n/languages.js';
+import { CATALOGUES } from '../../src/shared/i18n/catalogues/index.js';
+import { en } from '../../src/shared/i18n/en.js';
+import { LANGUAGES } from '../../src/shared/i18n/languages.js';
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 const texts = (message: string | Record<string, string>) => (typeof message === 'string' ? [message] : Object.values(message));

@@ -2,8 +2,8 @@
 // (DESIGN §10; src/i18n/languages.ts chooses it), and every text the page
 // shows comes through t(). The catalogues are never bundled: only types are
 // imported from src/i18n/en.ts.
-import { formatMessage, type Message, type Params } from '../../src/i18n/catalogue.js';
-import type { Catalogue, MessageKey } from '../../src/i18n/en.js';
+import { formatMessage, type Message, type Params } from '../../src/shared/i18n/catalogue.js';
+import type { Catalogue, MessageKey } from '../../src/shared/i18n/en.js';
 
 let lang = 'en';
 let catalogue: Partial<Record<MessageKey, Message>> = {};

@@ -5,7 +5,7 @@
 // room and the host's decisions (in-call/waiting-list.ts), down to the way
 // out: leave, ejection when the room closes, being opened elsewhere or
 // turned away by the host.
-import type { RoomSettings, ServerMessage } from '../../src/realtime/protocol.js';
+import type { RoomSettings, ServerMessage } from '../../src/shared/protocol.js';
 import { createChat } from './in-call/chat.js';
 import { chime } from './in-call/chime.js';
 import { createConnectionHealth, type ConnectionHealth } from './in-call/connection-health.js';

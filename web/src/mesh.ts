@@ -9,7 +9,7 @@
 // DTLS fingerprint differs from the one a connection knows comes from a new
 // connection on the other side (the page was reloaded, or it gave its old one
 // up): ours is replaced by a fresh one, so both sides start over together.
-import type { SignalData } from '../../src/realtime/protocol.js';
+import type { SignalData } from '../../src/shared/protocol.js';
 
 /** While a connection stays failed, ICE is restarted this often (the first time at once). */
 const RESTART_FAILED_EVERY_MS = 4000;

@@ -8,7 +8,7 @@
 // means the network lets no call media through (typically UDP blocked and
 // no TURN over TCP/TLS). Browsers drop a server-reflexive candidate equal to
 // a host one (no NAT), so the relay's transport is what tells in that case.
-import type { IceServerInfo } from '../../src/realtime/protocol.js';
+import type { IceServerInfo } from '../../src/shared/protocol.js';
 
 export type Verdict = 'ready' | 'relay' | 'blocked' | 'offline';
 

@@ -6,7 +6,7 @@ import { h } from './dom.js';
 import { t } from './i18n.js';
 import { playTones } from './in-call/chime.js';
 import { checkNetwork, type Verdict } from './network-check.js';
-import type { IceServerInfo } from '../../src/realtime/protocol.js';
+import type { IceServerInfo } from '../../src/shared/protocol.js';
 
 const VERDICT_TEXT = {
   checking: 'check.checking',

@@ -8,7 +8,7 @@
 // the network changed (a peer connection's ICE going `disconnected`, the
 // browser's online and network-change events) probes at once and replaces a
 // connection that stays silent for PROBE_MS (docs/call.md, "Recovering").
-import type { ClientMessage, ServerMessage } from '../../src/realtime/protocol.js';
+import type { ClientMessage, ServerMessage } from '../../src/shared/protocol.js';
 
 type Reply = Extract<ServerMessage, { requestId: string }> | Extract<ServerMessage, { type: 'error' }>;
 type Notification = Exclude<ServerMessage, { type: 'joined' | 'waiting' | 'ack' | 'invite-created' | 'left' | 'pong' }>;

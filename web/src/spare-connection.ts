@@ -5,7 +5,7 @@
 // another network are stale, and so are they all once that window is over:
 // when the browser says the network changed, and when the window ends (then
 // one that gathers at the Join), the connection is made again.
-import type { JoinPageData } from '../../src/http/routes/join.routes.js';
+import type { JoinPageData } from '../../src/shared/join-page-data.js';
 import { gatherAheadWindowMs, prepareConnection, type SpareConnection } from './mesh.js';
 
 export interface SpareKeeper {

@@ -8,10 +8,9 @@ import { Type } from 'typebox';
 import { cleanDisplayName, settingsOf } from '../../domain/participation/participation.service.js';
 import { acceptsParticipants } from '../../domain/rooms/room-lifecycle.js';
 import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
-import type { Catalogue } from '../../i18n/en.js';
-import { chooseLanguage, directionOf, type Language } from '../../i18n/languages.js';
-import { catalogueFor, translate } from '../../i18n/translate.js';
-import type { IceServerInfo } from '../../realtime/protocol.js';
+import { chooseLanguage, directionOf } from '../../shared/i18n/languages.js';
+import { catalogueFor, translate } from '../../shared/i18n/translate.js';
+import type { JoinPageData } from '../../shared/join-page-data.js';
 import { iceServersFor } from '../../realtime/turn-credentials.js';
 import type { Services } from '../../services.js';
 import { isDatabaseUnavailable } from '../error-handler.js';
@@ -21,28 +20,6 @@ import { loadWebBuild, type WebBuild } from './web-assets.js';
 
 /** How often a join page answered while the database is away loads again. */
 const RETRY_PAGE_SECONDS = 3;
-
-/** What the join page's script needs; rendered into a JSON block. */
-export interface JoinPageData {
-  page: 'join';
-  joinToken: string;
-  roomName: string;
-  role: 'host' | 'guest';
-  displayName: string;
-  settings: ReturnType<typeof settingsOf>;
-  /** The page's language (DESIGN §10), its direction, and its one catalogue. */
-  lang: Language;
-  dir: 'ltr' | 'rtl';
-  catalogue: Catalogue;
-  /**
-   * The ICE servers the call will use, with TURN credentials of this page's
-   * own (user "page-<random>", short-lived; `ttlSeconds` from now, null
-   * without TURN): the join screen's network check gathers candidates with
-   * them, and so does the call's first connection, made while the join screen
-   * shows (docs/call.md, "Join").
-   */
-  network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay'; ttlSeconds: number | null };
-}
 
 /**
  * The join page's network data. Its TURN user is the page's own, never

@@ -2,8 +2,8 @@
 // value HTML-escaped, data for the script in a JSON block (never inline code),
 // and headers that forbid everything the pages do not need.
 import type { FastifyReply } from 'fastify';
-import { directionOf, type Language } from '../../i18n/languages.js';
-import { translate } from '../../i18n/translate.js';
+import { directionOf, type Language } from '../../shared/i18n/languages.js';
+import { translate } from '../../shared/i18n/translate.js';
 import type { WebBuild } from './web-assets.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

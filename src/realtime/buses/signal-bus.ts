@@ -3,7 +3,7 @@
 // cluster swaps in one that crosses nodes (redis-buses.ts, same interface), so
 // that participants on different nodes share a call. The hub never writes to
 // another participant's socket directly.
-import type { ServerMessage } from '../protocol.js';
+import type { ServerMessage } from '../../shared/protocol.js';
 
 /** Sent to a peer id when that participant resumed on a new connection: the old connection closes quietly. */
 export interface SessionReplaced {

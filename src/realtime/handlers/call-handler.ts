@@ -1,7 +1,7 @@
 // The shape of a handler for a message of a session that has joined.
 import type { Participant } from '../../domain/participation/participation.service.js';
 import type { HubContext } from '../hub-context.js';
-import type { ClientMessage, RoomSettings } from '../protocol.js';
+import type { ClientMessage, RoomSettings } from '../../shared/protocol.js';
 import type { Session } from '../session.js';
 
 /** Every message but `join` and `ping`: only a joined session may send them. */

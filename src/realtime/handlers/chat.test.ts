@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture } from '../hub.test-support.js';
-import { parseClientMessage, type ClientMessage } from '../protocol.js';
+import { parseClientMessage, type ClientMessage } from '../../shared/protocol.js';
 import { sendChat } from './chat.js';
 
 const hub = useHubFixture();

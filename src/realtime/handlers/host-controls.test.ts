@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture, type TestSession } from '../hub.test-support.js';
-import type { ClientMessage } from '../protocol.js';
+import type { ClientMessage } from '../../shared/protocol.js';
 import { connectionClosed } from '../session-handle.js';
 
 const hub = useHubFixture();

@@ -10,7 +10,7 @@ import type { HostDecision } from '../buses/signal-bus.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import { keepIceServersFresh } from '../ice-renewal.js';
-import type { PeerInfo } from '../protocol.js';
+import type { PeerInfo } from '../../shared/protocol.js';
 import { fail, reply, type Session } from '../session.js';
 import type { CallHandler } from './call-handler.js';
 

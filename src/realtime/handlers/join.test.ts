@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { useHubFixture } from '../hub.test-support.js';
-import { parseClientMessage } from '../protocol.js';
+import { parseClientMessage } from '../../shared/protocol.js';
 import { connectionClosed } from '../session-handle.js';
 import { handleJoin, MAX_FAILED_JOINS } from './join.js';
 

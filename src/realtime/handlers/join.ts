@@ -6,7 +6,7 @@ import { returnUrlOf, RoomFullError, settingsOf, TurnedAwayError } from '../../d
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import { keepIceServersFresh } from '../ice-renewal.js';
-import type { ClientMessage } from '../protocol.js';
+import type { ClientMessage } from '../../shared/protocol.js';
 import { fail, reply, type Session } from '../session.js';
 import { letInOnceOpen, peerInfo } from './host-controls.js';
 

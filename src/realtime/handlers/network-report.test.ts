@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { dispatch } from '../dispatch.js';
 import { useHubFixture } from '../hub.test-support.js';
-import { parseClientMessage } from '../protocol.js';
+import { parseClientMessage } from '../../shared/protocol.js';
 
 const hub = useHubFixture();
 

@@ -2,7 +2,7 @@
 // sessions' network summary (docs/api.md "Participant sessions"): every
 // NETWORK_REPORT_EVERY_MS and once more on leaving, the latest quality sample
 // of each peer connection (quality.ts), averaged over the peers.
-import { NETWORK_REPORT_EVERY_MS, type ClientMessage } from '../../../src/realtime/protocol.js';
+import { NETWORK_REPORT_EVERY_MS, type ClientMessage } from '../../../src/shared/protocol.js';
 import type { Quality } from './quality.js';
 
 type NetworkReport = Extract<ClientMessage, { type: 'network-report' }>;

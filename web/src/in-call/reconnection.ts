@@ -7,7 +7,7 @@
 // later puts it into the call as a join would. What ends the call for good
 // (closed, deleted, opened elsewhere, refused, turned away by the host) is
 // told once through onEnd.
-import type { CallEntry, ServerMessage } from '../../../src/realtime/protocol.js';
+import type { CallEntry, ServerMessage } from '../../../src/shared/protocol.js';
 import { Signaling, signalingUrl } from '../signaling.js';
 import { errorText, t } from '../i18n.js';
 

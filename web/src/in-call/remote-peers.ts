@@ -2,7 +2,7 @@
 // name, level meter), a screen tile while one shares, and which received
 // stream is which. Media comes in through track(); the peer connections
 // themselves are the mesh's (../mesh.ts).
-import type { PeerInfo } from '../../../src/realtime/protocol.js';
+import type { PeerInfo } from '../../../src/shared/protocol.js';
 import { h } from '../dom.js';
 import { bindMeter } from '../meter.js';
 import type { Quality } from './quality.js';

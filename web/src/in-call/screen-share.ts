@@ -2,7 +2,7 @@
 // that tells the others which stream is a screen (sent before its tracks, so
 // they never show it as a camera), and stopping from the button, the
 // browser's own "stop sharing" or a room setting.
-import type { ServerMessage } from '../../../src/realtime/protocol.js';
+import type { ServerMessage } from '../../../src/shared/protocol.js';
 import { stopStream } from '../media.js';
 import type { Mesh } from '../mesh.js';
 import { errorText, t } from '../i18n.js';

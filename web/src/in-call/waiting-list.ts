@@ -2,7 +2,7 @@
 // person, with Admit and Deny. Someone new waiting is announced three ways,
 // since a doctor between appointments may be looking at another window: a
 // chime, the page title, and the status line screen readers read out.
-import type { PeerInfo } from '../../../src/realtime/protocol.js';
+import type { PeerInfo } from '../../../src/shared/protocol.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 
