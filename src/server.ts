@@ -15,7 +15,7 @@ import { realtimePlugin } from './realtime/ws-server.js';
 import { startCallsProcess, type CallsProcess } from './realtime/calls-process/calls-process.js';
 import { handOffPlugin } from './realtime/calls-process/hand-off.js';
 import { CALLS_METRICS } from './realtime/calls-process/messages.js';
-import { createLogging } from './http/logging.js';
+import { createLogging } from './observability/logging.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {

@@ -24,10 +24,10 @@ import { createWebhookEndpointsService } from './domain/webhooks/webhook-endpoin
 import { createWebhookMessagesRepo } from './domain/webhooks/webhook-messages.repo.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { metricsSources } from './observability/metrics-sources.js';
-import { createLocalEventBus } from './realtime/buses/local-room-event-bus.js';
-import { createLocalSignalBus } from './realtime/buses/local-signal-bus.js';
-import type { RoomEventBus } from './realtime/buses/room-event-bus.js';
-import type { SignalBus } from './realtime/buses/signal-bus.js';
+import { createLocalEventBus } from './domain/buses/local-room-event-bus.js';
+import { createLocalSignalBus } from './domain/buses/local-signal-bus.js';
+import type { RoomEventBus } from './domain/buses/room-event-bus.js';
+import type { SignalBus } from './domain/buses/signal-bus.js';
 
 export interface ServiceOptions {
   database: DatabaseHandle;

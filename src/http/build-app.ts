@@ -13,7 +13,7 @@ import { concurrencyGate } from './hooks/concurrency-gate.js';
 import { gracefulClose } from './hooks/graceful-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
-import { childLoggerOnFirstUse, createLogging } from './logging.js';
+import { childLoggerOnFirstUse, createLogging } from '../observability/logging.js';
 import { completeOpenapiDocument } from './openapi-contract.js';
 import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';

@@ -5,8 +5,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ParticipationService } from '../domain/participation/participation.service.js';
 import type { Clock } from '../domain/support/clock.js';
-import type { RoomEventBus } from './buses/room-event-bus.js';
-import type { SignalBus } from './buses/signal-bus.js';
+import type { RoomEventBus } from '../domain/buses/room-event-bus.js';
+import type { SignalBus } from '../domain/buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
 import { receiveDecision } from './handlers/host-controls.js';

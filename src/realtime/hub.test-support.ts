@@ -3,7 +3,7 @@
 // service is the real one over the test database (test/helpers).
 import { afterAll, beforeAll } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
-import type { SignalBus } from './buses/signal-bus.js';
+import type { SignalBus } from '../domain/buses/signal-bus.js';
 import { handleJoin } from './handlers/join.js';
 import { createHubContext, type HubContext } from './hub-context.js';
 import type { IceServerInfo, ServerMessage } from '../shared/protocol.js';

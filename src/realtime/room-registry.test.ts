@@ -3,8 +3,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../test/helpers/app.js';
-import { createLocalSignalBus } from './buses/local-signal-bus.js';
-import type { SignalBus } from './buses/signal-bus.js';
+import { createLocalSignalBus } from '../domain/buses/local-signal-bus.js';
+import type { SignalBus } from '../domain/buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
 import { recordingConnection } from './hub.test-support.js';
 import type { RoomSettings } from '../shared/protocol.js';

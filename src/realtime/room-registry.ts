@@ -7,7 +7,7 @@
 // too, so that a host's decision finds it on whichever node it is, but it is
 // given nothing else of the call.
 import type { FastifyBaseLogger } from 'fastify';
-import type { HostDecision, SignalBus, SignalEnvelope } from './buses/signal-bus.js';
+import type { HostDecision, SignalBus, SignalEnvelope } from '../domain/buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
 import type { RoomSettings } from '../shared/protocol.js';
 import { endSession, type Session } from './session.js';

@@ -8,7 +8,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import type { Services } from '../services.js';
 import { createHub, type Hub } from './hub.js';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../shared/protocol.js';
-import { iceRenewalMs, iceServersFor } from './turn-credentials.js';
+import { iceRenewalMs, iceServersFor } from '../domain/participation/turn-credentials.js';
 
 /** Connections are pinged in this many groups, one group every 1/PING_SLICES of the heartbeat interval. */
 const PING_SLICES = 10;

@@ -59,7 +59,7 @@ describe('the calls process', () => {
     const { server, api, connect } = await start();
     const [calls] = childrenOf(server.child.pid!);
     expect(calls, 'the calls process').toBeDefined();
-    expect(fs.readFileSync(`/proc/${calls}/cmdline`, 'utf8')).toContain('calls-entry');
+    expect(fs.readFileSync(`/proc/${calls}/cmdline`, 'utf8')).toContain('calls-main');
     const room = (await api('POST', '/api/rooms', { name: 'Consultation', meeting_duration: 30, scheduled_at: new Date().toISOString() })).json;
 
     const host = await connect();

@@ -7,7 +7,7 @@ import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import { cursorKey, invalidCursor, pageQuery, totalPages, type PageInfo, type PageRequest } from '../support/pagination.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
-import type { RoomEventBus } from '../../realtime/buses/room-event-bus.js';
+import type { RoomEventBus } from '../buses/room-event-bus.js';
 import { CREATED_STATUS, cleanupBase, isClosed, scheduledEnd } from './room-lifecycle.js';
 import type { CheckedUpdate, NewRoom, OnRoomInserted, RoomRow, RoomScope, RoomsRepo, RoomWithExtras, Versions } from './rooms.repo.js';
 

@@ -11,7 +11,7 @@ import { MAX_FEEDBACK_LENGTH } from '../../domain/feedback/feedback.service.js';
 import { chooseLanguage, directionOf } from '../../shared/i18n/languages.js';
 import { catalogueFor, translate } from '../../shared/i18n/translate.js';
 import type { JoinPageData } from '../../shared/join-page-data.js';
-import { iceServersFor } from '../../realtime/turn-credentials.js';
+import { iceServersFor } from '../../domain/participation/turn-credentials.js';
 import type { Services } from '../../services.js';
 import { isDatabaseUnavailable } from '../error-handler.js';
 import { ErrorSchema, ValidationErrorsSchema } from '../schemas.js';

@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../../scripts/redis.mjs';
-import type { RoomEvent } from './room-event-bus.js';
-import type { SignalEnvelope } from './signal-bus.js';
+import type { RoomEvent } from '../../domain/buses/room-event-bus.js';
+import type { SignalEnvelope } from '../../domain/buses/signal-bus.js';
 import { connectRedisBuses, type RedisBuses } from './redis-buses.js';
 
 let redis: { url: string; stop(): Promise<void> };

@@ -16,8 +16,8 @@
 //   reconnection, including those first asked for while Redis was away.
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
-import type { RoomEvent, RoomEventBus } from './room-event-bus.js';
-import type { SignalBus, SignalEnvelope } from './signal-bus.js';
+import type { RoomEvent, RoomEventBus } from '../../domain/buses/room-event-bus.js';
+import type { SignalBus, SignalEnvelope } from '../../domain/buses/signal-bus.js';
 
 const ROOM_EVENTS_CHANNEL = 'parley:room-events';
 const roomChannel = (roomId: number) => `parley:room:${roomId}`;

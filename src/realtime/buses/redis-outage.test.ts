@@ -7,7 +7,7 @@ import { startRedis } from '../../../scripts/redis.mjs';
 import { freePort } from '../../../scripts/postgres.mjs';
 import { eventually } from '../../../test/helpers/wait.js';
 import { connectRedisBuses, redisAddress, type RedisBuses, type RedisConnectionChange } from './redis-buses.js';
-import type { SignalEnvelope } from './signal-bus.js';
+import type { SignalEnvelope } from '../../domain/buses/signal-bus.js';
 
 type RedisServer = { url: string; port: number; pid: number; stop(): Promise<void> };
 const cleanup: (() => Promise<void>)[] = [];

@@ -1,4 +1,4 @@
-// The main process's side of the calls process (calls-entry.ts): starts it,
+// The main process's side of the calls process (src/calls-main.ts): starts it,
 // hands it each /ws upgrade with its socket, tells it of room events, runs
 // its statements on the embedded database, reads its metrics, stops it, and
 // starts it again if it dies (its calls reconnect and resume, as after a
@@ -15,7 +15,7 @@ import type { DatabaseHandle } from '../../db/client.js';
 import { serveRemoteStatements } from '../../db/remote-pglite.js';
 import type { JobOutcome } from '../../jobs.js';
 import { SERVER_NODE_FLAGS } from '../../node-flags.js';
-import type { RoomEventBus } from '../buses/room-event-bus.js';
+import type { RoomEventBus } from '../../domain/buses/room-event-bus.js';
 import { forwardedEvents } from './forwarded-events.js';
 import type { FromCalls, ToCalls } from './messages.js';
 
@@ -64,9 +64,9 @@ export interface CallsProcessOptions {
 /** The compiled entry beside this file; from source (tests, tsx scripts), the TypeScript one through tsx. */
 function entry(): { path: string; execArgv: string[] } {
   const flags = [...SERVER_NODE_FLAGS];
-  if (!import.meta.url.endsWith('.ts')) return { path: new URL('./calls-entry.js', import.meta.url).pathname, execArgv: flags };
+  if (!import.meta.url.endsWith('.ts')) return { path: new URL('../../calls-main.js', import.meta.url).pathname, execArgv: flags };
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href.replace(/\.cjs$/, '.mjs');
-  return { path: new URL('./calls-entry.ts', import.meta.url).pathname, execArgv: [...flags, '--import', tsx] };
+  return { path: new URL('../../calls-main.ts', import.meta.url).pathname, execArgv: [...flags, '--import', tsx] };
 }
 
 export async function startCallsProcess({ config, database, log, logStream = process.stdout, onJobRun = () => {} }: CallsProcessOptions): Promise<CallsProcess> {

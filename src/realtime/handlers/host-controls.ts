@@ -6,7 +6,7 @@
 // connection then acts on the decision (receiveDecision), wherever it is.
 import type { Participant } from '../../domain/participation/participation.service.js';
 import { returnUrlOf, settingsOf } from '../../domain/participation/participation.service.js';
-import type { HostDecision } from '../buses/signal-bus.js';
+import type { HostDecision } from '../../domain/buses/signal-bus.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import { keepIceServersFresh } from '../ice-renewal.js';

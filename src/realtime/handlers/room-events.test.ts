@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { dispatch } from '../dispatch.js';
-import type { RoomEventBus } from '../buses/room-event-bus.js';
+import type { RoomEventBus } from '../../domain/buses/room-event-bus.js';
 import { createHubContext } from '../hub-context.js';
 import { recordingConnection, useHubFixture } from '../hub.test-support.js';
 import { createSession } from '../session.js';

@@ -1,7 +1,7 @@
 // What the API did to a room (RoomEventBus), applied to the calls on this
 // node: new settings reach the participants (a waiting room turned off lets in
 // those waiting), a closed or deleted room ejects them.
-import type { RoomEvent } from '../buses/room-event-bus.js';
+import type { RoomEvent } from '../../domain/buses/room-event-bus.js';
 import { settingsOf } from '../../domain/participation/participation.service.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';

@@ -4,7 +4,7 @@
 // The user part is the participant's public peer id, not its secret token:
 // TURN servers log usernames.
 import { createHmac } from 'node:crypto';
-import type { IceServerInfo } from '../shared/protocol.js';
+import type { IceServerInfo } from '../../shared/protocol.js';
 
 export function turnCredentials(secret: string, user: string, ttlSeconds: number, now: Date): { username: string; credential: string } {
   const expiry = Math.floor(now.getTime() / 1000) + ttlSeconds;
