@@ -12,7 +12,8 @@
 // BENCH_API_TOKEN. Durable or not is the cluster's setting (--durable turns
 // fsync and synchronous_commit on for every database). Rooms have no calls
 // here, so their participant lists are always empty; otherwise the answers
-// have Parley's fields (support/room-server.ts).
+// are Parley's, made by its presenter (support/room-server.ts) and checked
+// against its response schema (test/bench/baseline-answers.test.ts).
 //
 // Env: PORT, DATABASE_URL, DATABASE_POOL_SIZE, PUBLIC_URL, BENCH_API_TOKEN.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';

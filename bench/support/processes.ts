@@ -154,22 +154,8 @@ export async function startIndependentBaseline(
   } finally {
     await admin.end();
   }
-  const token = `prl_${randomBytes(32).toString('base64url')}`;
   const databaseUrl = clusterUrl.replace(/\/postgres$/, '/parley_independent');
-  const port = await freePort();
-  const server = await startProcess({
-    name: 'independent',
-    args: ['--import', 'tsx', path.join(root, 'bench/independent-baseline-server.ts')],
-    env: {
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_SIZE: String(poolSize),
-      PUBLIC_URL: publicUrl,
-      BENCH_API_TOKEN: token,
-    },
-    port,
-    readyPath: '/healthz',
-  });
+  const server = await startIndependentServer(databaseUrl, poolSize, publicUrl);
   if (otherTenants > 0) {
     // Its own schema's tenants and tokens (created by the server at start), like those --tenants gives Parley.
     const client = new pg.Client({ connectionString: databaseUrl });
@@ -186,6 +172,20 @@ export async function startIndependentBaseline(
       await client.end();
     }
   }
+  return server;
+}
+
+/** bench/independent-baseline-server.ts on the (empty) database at `databaseUrl`, with one tenant whose token it returns. */
+export async function startIndependentServer(databaseUrl: string, poolSize: number, publicUrl: string): Promise<ServerProcess & { token: string }> {
+  const token = `prl_${randomBytes(32).toString('base64url')}`;
+  const port = await freePort();
+  const server = await startProcess({
+    name: 'independent',
+    args: ['--import', 'tsx', path.join(root, 'bench/independent-baseline-server.ts')],
+    env: { PORT: String(port), DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: String(poolSize), PUBLIC_URL: publicUrl, BENCH_API_TOKEN: token },
+    port,
+    readyPath: '/healthz',
+  });
   return { ...server, token };
 }
 

@@ -3,9 +3,12 @@
 // schema of its own): the HTTP side of the measured room endpoints, so that
 // they differ only in their SQL. node:http, no framework; the request body
 // checks are a few hand-written lines (the benchmark sends valid bodies), and
-// the room's JSON has Parley's fields, in Parley's order (JSON.stringify).
+// the room's JSON is made by Parley's presenter (a pure function, no more code
+// than a hand-written one would run).
 import http from 'node:http';
 import pg from 'pg';
+import type { RoomView } from '../../src/domain/rooms/rooms.service.js';
+import { presentRoom } from '../../src/http/routes/rooms.presenter.js';
 
 export const API_TOKEN = /^prl_[A-Za-z0-9_-]{43}$/;
 const ROOM_TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
@@ -79,44 +82,22 @@ function settings(body: Row): Settings | null {
 export const scheduledEnd = (s: Settings) => new Date(s.scheduled_at.getTime() + s.meeting_duration * 60_000);
 
 /**
- * A room row as Parley answers it. The arrays (participants, waiting,
- * additional) are columns the caller's statement may add; absent, they are empty.
+ * A room row as Parley answers it, by Parley's own presenter: a baseline's
+ * answer cannot drift from the product's fields (test/bench/baseline-answers.test.ts).
+ * The arrays (participants, waiting, additional) are columns the caller's
+ * statement may add; absent, they are empty.
  */
 export function present(row: Row, showAdditional: boolean, publicUrl: string) {
-  const join = (token: string) => `${publicUrl}/join/${token}`;
-  const additional: string[] = row.additional ?? [];
-  return {
-    name: row.name,
-    token: row.token,
-    status: row.status,
-    access_token: row.access_token,
-    guest_token: row.guest_token,
-    host_join_url: join(row.access_token),
-    guest_join_url: join(row.guest_token),
-    host_display_name: row.host_display_name,
-    guest_display_name: row.guest_display_name,
-    enable_chat: row.enable_chat,
-    enable_screenshare: row.enable_screenshare,
-    enable_invites: row.enable_invites,
-    enable_audio_indicator: row.enable_audio_indicator,
-    enable_waiting_room: row.enable_waiting_room,
-    locale: row.locale ?? undefined,
-    current_participants: row.participants ?? [],
-    waiting_participants: row.waiting ?? [],
-    expected_guest_count: 1 + additional.length,
-    scheduled_at: row.scheduled_at.toISOString(),
-    meeting_duration: row.meeting_duration,
-    return_url: row.return_url,
-    host_return_url: row.host_return_url ?? undefined,
-    permanent: row.permanent,
-    doctor_id: row.doctor_id ?? undefined,
-    additional_access_tokens: showAdditional ? additional.map((token) => ({ token, join_url: join(token) })) : undefined,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    started_at: row.started_at?.toISOString(),
-    ended_at: row.ended_at?.toISOString(),
-    closed_at: row.closed_at?.toISOString(),
-  };
+  return presentRoom(
+    {
+      row: row as RoomView['row'],
+      currentParticipants: row.participants ?? [],
+      waitingParticipants: row.waiting ?? [],
+      additionalTokens: row.additional ?? [],
+      showAdditionalTokens: showAdditional,
+    },
+    publicUrl,
+  );
 }
 
 /** What one server does with the database; P is what its token lookup found. */
