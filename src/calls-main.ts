@@ -13,7 +13,7 @@ import { WebSocketServer } from 'ws';
 import type { Config } from './config.js';
 import { openPostgres, openRemotePGlite } from './db/client.js';
 import { RemotePGlite } from './db/remote-pglite.js';
-import { eventLoopTurns, WINDOW_MS } from './http/calls-first.js';
+import { eventLoopTurns, WINDOW_MS } from './observability/event-loop-turns.js';
 import { createLogging } from './observability/logging.js';
 import { startJobs } from './jobs.js';
 import { createMetrics } from './observability/metrics.js';
@@ -34,7 +34,7 @@ process.on('SIGTERM', () => {});
 
 /**
  * While anyone is connected: this event loop's lateness at p99 every window,
- * which the main process's calls first follows (http/calls-first.ts). Nobody
+ * which the main process's calls first follows (src/http/calls-first.ts). Nobody
  * connected: one report saying so, and no sampling.
  */
 function reportLoad(connections: () => number): NodeJS.Timeout {

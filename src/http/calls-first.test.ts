@@ -1,7 +1,8 @@
 // The limit's adjustment (calls-first.ts) against turn lengths given window by
 // window, and the turn sampler against a loop really held.
 import { describe, expect, it } from 'vitest';
-import { BUSY, callsFirst, callsProcessTurns, eventLoopTurns, FLOOR, TARGET_TURN_MS, type TurnSampler } from './calls-first.js';
+import { eventLoopTurns, type TurnSampler } from '../observability/event-loop-turns.js';
+import { BUSY, callsFirst, callsProcessTurns, FLOOR, TARGET_TURN_MS } from './calls-first.js';
 import { concurrencyGate } from './hooks/concurrency-gate.js';
 
 /** A sampler that reports the turn lengths the test sets, and whether it runs. */

@@ -2,35 +2,16 @@
 // concurrency limit (hooks/concurrency-gate.ts) follows the length of the
 // event loop's turns: a relayed offer, candidate or "let in" waits for the
 // turn it arrives in, and a turn is long when it runs many API requests'
-// callbacks, or when it is the scavenge of their garbage and the turn after
-// it, which works off what queued meanwhile. So when the turns run long,
-// fewer API requests are worked on at once (the others wait in the gate, in
-// order), and as they shorten the limit climbs back to API_CONCURRENCY. An
-// integrator's burst then takes a little longer; a doctor's join, offers and
-// chat do not wait behind it (the media goes between the browsers, not
-// through here). With nobody connected there is nothing to protect and the
-// API has the whole limit.
-//
-// Measured on PostgreSQL, 100 connections creating rooms beside 1,000
-// connected participants (bench/README.md, "Calls first" and "the relay
-// measured apart from the second core"): first, with the limit following the
-// turns at p90, a relayed signal waited 3 ms at the median instead of 11, 18
-// ms at p99 instead of 42. Then, the server on a core of its own: the turns
-// were short at p90 (1.2–1.6 ms) and the limit never moved, while the relay's
-// p99 was 7–10 ms: scavenges, 2–3 ms each, 7–10 % of the time. Following the
-// turns at p99, the limit settles at 4: the relay's p99 7.6 → 5.6 ms and
-// /healthz's 20 → 5.6 ms for 3 % fewer creates; with the server, PostgreSQL
-// and the load sharing both cores, 7.7 → 4.3 ms and 5.4 → 2.2 ms for 22 %
-// fewer (only while calls are connected, and only under a burst that keeps
-// the loop busy).
-//
-// With the calls in a process of their own (realtime/calls-process/, the
-// default), the API's turns no longer hold up a signal, but its work still
-// takes the cores that process needs. So there the bound follows that
-// process: its event loop's lateness at p99 (how long a signal waited for its
-// turn or for a core), which it reports every window while anyone is
-// connected to it, on this loop busy at least half the window.
-import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+// callbacks or their garbage. So when the turns run long, fewer API requests
+// are worked on at once (the others wait in the gate, in order), and as they
+// shorten the limit climbs back to API_CONCURRENCY: an integrator's burst
+// takes a little longer, a doctor's join does not wait behind it. With nobody
+// connected there is nothing to protect and the API has the whole limit.
+// With the calls in a process of their own, the bound follows that process's
+// lateness, which it reports every window (docs/design.md, "Calls first";
+// the figures behind each constant: bench/README.md, "Calls first").
+import { performance } from 'node:perf_hooks';
+import { eventLoopTurns, WINDOW_MS, type TurnSampler } from '../observability/event-loop-turns.js';
 import type { ConcurrencyGate } from './hooks/concurrency-gate.js';
 
 /**
@@ -47,57 +28,8 @@ export const TARGET_TURN_MS = 4;
  * elsewhere.
  */
 export const BUSY = 0.5;
-/** How often the limit is adjusted (one window of turns). */
-export const WINDOW_MS = 250;
 /** The API is never held below this many requests at once (or API_CONCURRENCY, if lower). */
 export const FLOOR = 4;
-
-/** The event loop over one window. */
-export interface Turns {
-  /** The 99th percentile of the turns' length, in milliseconds. */
-  p99Ms: number;
-  /** The share of the window the loop spent running callbacks (event-loop utilization, 0..1). */
-  busy: number;
-}
-
-/** How long the event loop's turns were since the last read. */
-export interface TurnSampler {
-  start(): void;
-  stop(): void;
-  /** The turns since the last read (or the start), then forgets them. */
-  read(): Turns;
-}
-
-/**
- * Node's event-loop delay histogram at a 1 ms resolution: the interval between
- * a 1 ms timer's runs, so about one sample per turn, as long as that turn; and
- * its utilization. On only while someone is connected: an idle node should not
- * wake a thousand times a second.
- */
-export function eventLoopTurns(): TurnSampler {
-  let histogram: IntervalHistogram | null = null;
-  let since = performance.eventLoopUtilization();
-  return {
-    start() {
-      if (histogram) return;
-      histogram = monitorEventLoopDelay({ resolution: 1 });
-      histogram.enable();
-      since = performance.eventLoopUtilization();
-    },
-    stop() {
-      histogram?.disable();
-      histogram = null;
-    },
-    read() {
-      if (!histogram || histogram.count === 0) return { p99Ms: 0, busy: 0 };
-      const now = performance.eventLoopUtilization();
-      const turns = { p99Ms: histogram.percentile(99) / 1e6, busy: performance.eventLoopUtilization(now, since).utilization };
-      since = now;
-      histogram.reset();
-      return turns;
-    },
-  };
-}
 
 /**
  * The turns of the calls process (realtime/calls-process/), which reports
