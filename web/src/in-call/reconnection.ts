@@ -1,7 +1,9 @@
 // Staying the same participant while the connection comes and goes. The
 // signaling socket reconnects by itself (../signaling.ts); on every open the
 // page joins again with its participant token, kept in sessionStorage so a
-// reload resumes too, and the server puts it back into the call as itself.
+// reload resumes too (in memory where the browser refuses storage, so then
+// only within the page: ../storage.ts), and the server puts it back into the
+// call as itself.
 // In a room with a waiting room, a guest's join is answered `waiting`; the
 // same token (kept across drops and reloads) holds its place, and `admitted`
 // later puts it into the call as a join would. What ends the call for good
@@ -10,6 +12,7 @@
 import type { CallEntry, ServerMessage } from '../../../src/shared/protocol.js';
 import { Signaling, signalingUrl } from '../signaling.js';
 import { errorText, t } from '../i18n.js';
+import { sessionStore } from '../storage.js';
 
 /** `offeredTo`: in the reply to a join that carried an offer (CallConnectionOptions.firstOffer), the peer it went to. */
 export type Joined = CallEntry & { offeredTo?: string };
@@ -51,7 +54,7 @@ const nameKey = (joinToken: string) => `parley:name:${joinToken}`;
 
 /** The name this tab joined with through this link, for a reload mid-call to offer again. */
 export function rememberedName(joinToken: string): string | null {
-  return sessionStorage.getItem(nameKey(joinToken));
+  return sessionStore.get(nameKey(joinToken));
 }
 
 /** After the server answered a join `unavailable`, the next try on the same connection waits this long, then longer, up to 3 s. */
@@ -84,8 +87,8 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
   });
 
   function remember(participantToken: string, name: string) {
-    sessionStorage.setItem(storageKey(options.joinToken), participantToken);
-    sessionStorage.setItem(nameKey(options.joinToken), name);
+    sessionStore.set(storageKey(options.joinToken), participantToken);
+    sessionStore.set(nameKey(options.joinToken), name);
   }
 
   async function enter(entry: Joined) {
@@ -96,7 +99,7 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
   }
 
   async function join(open: number, attempt = 0) {
-    const participantToken = joined?.participantToken ?? waiting?.participantToken ?? sessionStorage.getItem(storageKey(options.joinToken));
+    const participantToken = joined?.participantToken ?? waiting?.participantToken ?? sessionStore.get(storageKey(options.joinToken));
     // Only someone new brings an offer: a resume keeps its connections.
     const offer = participantToken ? null : options.firstOffer();
     const reply = await signaling.request({
@@ -134,8 +137,8 @@ export function connectCall(options: CallConnectionOptions): CallConnection {
     joined: () => joined,
     returnUrl: () => joined?.returnUrl ?? waiting?.returnUrl ?? null,
     forget: () => {
-      sessionStorage.removeItem(storageKey(options.joinToken));
-      sessionStorage.removeItem(nameKey(options.joinToken));
+      sessionStore.remove(storageKey(options.joinToken));
+      sessionStore.remove(nameKey(options.joinToken));
     },
   };
 }
