@@ -10,9 +10,8 @@ import { startServer } from './server.js';
 // often still in flight at a scavenge, so V8 pretenured sites whose objects
 // live a few milliseconds (pg's rows among them): they became old-space
 // garbage, kept the young objects they point to alive, and every scavenge
-// promoted more. Without it, GET room at 10 connections: scavenges 2–4 → 1.1
-// ms, nothing promoted, p99 15–16 → 10–12 ms, a fifth more requests a second
-// (bench/README.md). The flag steers decisions V8 takes at each collection, so
+// promoted more and paused the event loop longer (bench/README.md,
+// "Optimizations"). The flag steers decisions V8 takes at each collection, so
 // setting it as the process starts is enough.
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 

@@ -5,13 +5,11 @@
 // --max-semi-space-size: V8's young generation, per semi-space, in MB (16 by
 // default on a 64-bit machine). Under an API burst a scavenge copies what the
 // old copies of the requests in flight at the scavenge before still point to,
-// and the longer between two scavenges, the more that is: on the embedded
-// database at 100 connections a scavenge paused the event loop for 5–6 ms, and
-// a call's signal that arrived during one waited that long (most of the
-// relay's p99 under the burst). With 8 MB: twice as many pauses of about 3 ms,
-// the same share of the loop's time (bench/README.md, "a smaller young
-// generation"). V8 sizes its heap as the process starts: this cannot be set
-// from inside it.
+// and the longer between two scavenges, the more that is; a call's signal
+// that arrives during a scavenge waits for it. A smaller young generation
+// gives shorter pauses, more of them, for the same share of the loop's time
+// (bench/README.md, "a smaller young generation for the event loop"). V8
+// sizes its heap as the process starts: this cannot be set from inside it.
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'];
 
 /** The server flags this process was started without, on its command line or in NODE_OPTIONS. */

@@ -2,10 +2,10 @@
 // PGlite's query() sends every statement unnamed (Parse, Describe, Bind,
 // Describe, Execute, Sync: six calls into the WebAssembly PostgreSQL), so
 // PostgreSQL parses and plans it again on every call. Here a statement is
-// parsed once, under a name, and each call is one Bind-Execute-Sync:
-// GET room's statement took 210 µs instead of 890-1,030 (bench/README.md,
-// "Issue 15: named statements on PGlite"). The PostgreSQL pool gets the same for its
-// hottest statements from db/prepared.ts; on PGlite every statement gains.
+// parsed once, under a name, and each call is one Bind-Execute-Sync, a
+// fraction of the time (bench/README.md, "Optimizations"). The PostgreSQL pool
+// gets the same for its hottest statements from db/prepared.ts; on PGlite
+// every statement gains.
 //
 // The first execution also asks for the rows' description (Describe), which
 // the later ones reuse: PostgreSQL refuses a named statement whose result

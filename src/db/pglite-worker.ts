@@ -1,8 +1,8 @@
 // The worker thread that owns the embedded database (started by
 // pglite-thread.ts). PGlite is PostgreSQL compiled to WASM: every statement
-// runs synchronously on the thread that holds it, so on the main thread an API
-// burst stalled HTTP and every call's signaling for seconds (issue 15,
-// bench/README.md). Here it runs on a thread of its own.
+// runs synchronously on the thread that holds it: on the main thread an API
+// burst would stall HTTP and every call's signaling for as long as its
+// statements run. Here it runs on a thread of its own.
 //
 // Requests run one at a time in arrival order, except that while a connection
 // has a transaction open, requests from other connections wait until it ends:
@@ -23,11 +23,7 @@ const port = parentPort!;
  * small VM, a busy one), the scheduler then runs the event loop first when
  * both have work: a relayed offer or a `/healthz` does not wait for a slice
  * of database work. The database loses little: the event loop mostly waits
- * for it. Measured with the server alone on one core, 1,000 participants
- * connected and 100 connections creating rooms: the relay's p99 went from
- * 5.8 to 2.7 times its p99 without the load, for 0.88 of the creates a
- * second, within the run's spread (bench/README.md, "the server on a core
- * of its own").
+ * for it (bench/README.md, "the server on a core of its own").
  */
 const DATABASE_THREAD_NICE = 10;
 // Only on Linux, where a nice value is a thread's: elsewhere (macOS) it is the

@@ -4,9 +4,9 @@
 // For every result pg builds the row's parsers and an empty row from the
 // row description (Result.addFields: one type-parser lookup per column, a
 // dictionary-mode object), and copies the query's config with
-// Object.defineProperties. For GET and PUT room (34 columns) that was about 5 %
-// of the event loop's time in the profile, more than Parley's own code on the
-// path (bench/README.md, "Issue 15: the driver's per-query work"). A named
+// Object.defineProperties. For a room's 34 columns that took more of the
+// event loop than Parley's own code on the path (bench/README.md,
+// "Optimizations"). A named
 // statement returns the same columns every time, so the shape is built once
 // per statement and reused for as long as the row description matches it.
 //
@@ -15,8 +15,8 @@
 // then sends the rows alone. It refuses to run a named statement whose result
 // columns changed since that connection prepared it ("cached plan must not
 // change result type"), so the shape the connection saw stays its statement's.
-// The description of a room's 34 columns is about 1 KB on the wire for every
-// request, and pg built 4 KB of objects from it (bench/README.md).
+// Not asking saves the description's bytes on the wire and the objects pg
+// builds from them, on every request.
 //
 // This leans on three fields of pg's Result (`fields`, `_parsers`,
 // `_prebuiltEmptyResultObject`) and on pg's Query.prepare and Connection

@@ -48,9 +48,9 @@ export function featureEnabledSql(
  * lateral subquery with a LIMIT, which PostgreSQL never flattens into a join:
  * the plan reads each token's tenant by its primary key, whatever the number
  * of tenants. As a plain join, the generic plan (which guesses ten digests)
- * hashed the tokens found and read every tenant: 0.2 ms a lookup with 2,000
- * tenants against 0.03 ms (bench/README.md). test/api/named-statement-plans.test.ts
- * checks the plan.
+ * hashed the tokens found and read every tenant, a cost growing with the
+ * tenants (bench/README.md, "the token lookup read every tenant").
+ * test/api/named-statement-plans.test.ts checks the plan.
  */
 export function tokensByDigest(db: Db, digests: Buffer[]) {
   return db

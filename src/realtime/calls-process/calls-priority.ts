@@ -1,15 +1,11 @@
 // The calls process runs a few nice steps ahead of the main process, where
 // the system allows it (docs/design.md#the-calls-process). Both share the
 // node's cores: under an API burst the main process's event loop always has
-// work, and a calls process woken by a signal waited for the rest of its
-// slice of the core. Ahead of it, the wait is shorter. Measured with the node
-// on one core, 1,000 participants connected and 100 connections creating
-// rooms, four runs on PostgreSQL: the relay's p99 under the load 1.9 times
-// its p99 without it at the median, against 2.1 at the main process's
-// priority, for as many creates a second pooled (bench/README.md, "the calls
-// process ahead of the API"). The calls process's own work is small (a
-// relayed message, a join), so the API keeps the core whenever no call needs
-// it.
+// work, and a calls process woken by a signal would wait for the rest of its
+// slice of the core; ahead of it, the wait is shorter. The calls process's own
+// work is small (a relayed message, a join), so the API keeps the core
+// whenever no call needs it. Figures: bench/README.md, "the calls process
+// ahead of the API".
 import fs from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
