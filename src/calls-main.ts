@@ -15,7 +15,7 @@ import { openPostgres, openRemotePGlite } from './db/client.js';
 import { RemotePGlite } from './db/remote-pglite.js';
 import { eventLoopTurns, WINDOW_MS } from './observability/event-loop-turns.js';
 import { createLogging } from './observability/logging.js';
-import { startJobs } from './jobs.js';
+import { nodeJobs, startJobs } from './jobs.js';
 import { createMetrics } from './observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
 import type { RoomEvent, RoomEventBus } from './domain/buses/room-event-bus.js';
@@ -102,10 +102,8 @@ async function start(config: Config): Promise<void> {
   const sockets = serveSockets(wss, hub, config.heartbeatIntervalSeconds);
   // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
   await services.participation.registerNode();
-  // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle): the
-  // node is alive while its calls are.
   const jobs = startJobs(
-    [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }],
+    nodeJobs(services, 'calls'),
     log,
     (job, outcome) => tell({ type: 'job-run', job, outcome }),
   );

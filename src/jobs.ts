@@ -1,6 +1,8 @@
 // Periodic jobs of a running server. Each is safe to run on every node at
 // once (the SQL behind it claims its rows), so a cluster needs no leader.
 import type { FastifyBaseLogger } from 'fastify';
+import { maintainEmbedded } from './db/embedded-maintenance.js';
+import type { Services } from './services.js';
 
 export interface Job {
   name: string;
@@ -57,4 +59,32 @@ export function startJobs(
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/**
+ * Which process runs a node's jobs: `node` both halves (the calls in the main
+ * process), or `api` and `calls` each its own half when the calls run in a
+ * process of their own. Presence goes with the calls: the node is alive while
+ * its calls are.
+ */
+export type JobsOf = 'node' | 'api' | 'calls';
+
+/** The node's jobs, one list for every process (docs/design.md, "Room lifecycle" and "Webhooks and participant sessions"). */
+export function nodeJobs(services: Services, of: JobsOf): Job[] {
+  const { config, database } = services;
+  const api: Job[] = [
+    { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
+    // Idempotency-Key records live 24 hours (docs/security.md).
+    { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
+    // The webhook outbox (docs/webhooks.md): every node delivers whatever is due; claims keep them apart.
+    { name: 'webhooks', intervalSeconds: config.webhooksPollIntervalSeconds, run: () => services.webhookDelivery.deliverDue() },
+    { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
+    // PGlite has no autovacuum or checkpointer: this does their work (db/embedded-maintenance.ts). PostgreSQL's own do it there.
+    ...(database.kind === 'pglite'
+      ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
+      : []),
+  ];
+  // Heartbeat, participants of dead nodes, rooms empty past the grace.
+  const calls: Job[] = [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }];
+  return of === 'api' ? api : of === 'calls' ? calls : [...api, ...calls];
 }

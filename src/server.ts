@@ -4,13 +4,12 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
-import { maintainEmbedded } from './db/embedded-maintenance.js';
 import { migrate } from './db/migrate.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
 import { buildApp } from './http/build-app.js';
 import { joinRoutes } from './http/routes/join.routes.js';
-import { startJobs } from './jobs.js';
+import { nodeJobs, startJobs } from './jobs.js';
 import { realtimePlugin } from './realtime/ws-server.js';
 import { startCallsProcess, type CallsProcess } from './realtime/calls-process/calls-process.js';
 import { handOffPlugin } from './realtime/calls-process/hand-off.js';
@@ -71,20 +70,7 @@ export async function startServer(
     // Nobody is connected through this node yet: whoever a previous run left marked connected has gone.
     if (!calls) await services.participation.registerNode();
     const jobs = startJobs(
-      [
-        { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
-        // Idempotency-Key records live 24 hours (docs/security.md).
-        { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
-        // The webhook outbox (docs/webhooks.md): every node delivers whatever is due; claims keep them apart.
-        { name: 'webhooks', intervalSeconds: config.webhooksPollIntervalSeconds, run: () => services.webhookDelivery.deliverDue() },
-        { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
-        // Heartbeat, participants of dead nodes, rooms empty past the grace (docs/design.md#room-lifecycle); the calls process's own when it runs.
-        ...(calls ? [] : [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }]),
-        // PGlite has no autovacuum or checkpointer: this does their work (db/embedded-maintenance.ts). PostgreSQL's own do it there.
-        ...(database.kind === 'pglite'
-          ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
-          : []),
-      ],
+      nodeJobs(services, calls ? 'api' : 'node'),
       app.log,
       (job, outcome) => services.metrics.jobRuns.inc({ job, outcome }),
     );

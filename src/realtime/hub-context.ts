@@ -5,12 +5,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ParticipationService } from '../domain/participation/participation.service.js';
 import type { Clock } from '../domain/support/clock.js';
-import type { RoomEventBus } from '../domain/buses/room-event-bus.js';
-import type { SignalBus } from '../domain/buses/signal-bus.js';
+import type { RoomEvent, RoomEventBus } from '../domain/buses/room-event-bus.js';
+import type { HostDecision, SignalBus } from '../domain/buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
-import { receiveDecision } from './handlers/host-controls.js';
-import { handleRoomEvent } from './handlers/room-events.js';
 import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from '../shared/protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
@@ -58,21 +56,32 @@ export interface HubContext {
   endSession(session: Session, code: number, reason: string): void;
 }
 
-export function createHubContext(options: HubOptions): HubContext {
+/**
+ * What the hub does when its room registry hears something: a host's decision
+ * about a participant held here, or a room here again of interest. The
+ * handlers are passed in (hub.ts) so that this module, which every handler
+ * imports, imports none of them.
+ */
+export interface HubReactions {
+  decision(ctx: HubContext, session: Session, decision: HostDecision['decision']): Promise<void>;
+  roomEvent(ctx: HubContext, event: RoomEvent): Promise<void>;
+}
+
+export function createHubContext(options: HubOptions, reactions: HubReactions): HubContext {
   const { participation, clock, log } = options;
   const inFlight = createInFlight();
   const rooms = createRoomRegistry({
     bus: options.bus,
     log,
     onDecision: (session, decision) => {
-      inFlight.track(receiveDecision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
+      inFlight.track(reactions.decision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
     },
     onOccupied: (roomId, occupied) => {
       const heard = options.events.interest?.(roomId, occupied);
       if (!heard || !occupied) return;
       // An update published before the bus heard of this room did not come
       // here: the settings are read again once it has.
-      inFlight.track(heard.then(() => handleRoomEvent(context, { type: 'room-updated', roomId }))).catch((error: unknown) => log.error({ err: error }, 'room event handling failed'));
+      inFlight.track(heard.then(() => reactions.roomEvent(context, { type: 'room-updated', roomId }))).catch((error: unknown) => log.error({ err: error }, 'room event handling failed'));
     },
   });
   // People who joined on other nodes while Redis was away have never heard of

@@ -5,7 +5,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
 import type { SignalBus } from '../domain/buses/signal-bus.js';
 import { handleJoin } from './handlers/join.js';
-import { createHubContext, type HubContext } from './hub-context.js';
+import type { HubContext } from './hub-context.js';
+import { wiredHubContext } from './hub.js';
 import type { IceServerInfo, ServerMessage } from '../shared/protocol.js';
 import { createSession, type Connection, type Session } from './session.js';
 
@@ -89,7 +90,7 @@ export async function createHubFixture(options: HubFixtureOptions = {}): Promise
   const clock = manualClock();
   const test = await createTestContext({ clock });
   const tenant = await test.tenant();
-  const ctx = createHubContext({
+  const ctx = wiredHubContext({
     participation: test.services.participation,
     bus: options.bus?.() ?? test.services.signals,
     events: test.services.events,

@@ -3,8 +3,9 @@
 // through the SignalBus of their room. It knows nothing of ws: a connection
 // is anything with send() and close(). The parts are in the files listed in
 // README.md; this puts them together.
+import { receiveDecision } from './handlers/host-controls.js';
 import { handleRoomEvent } from './handlers/room-events.js';
-import { createHubContext, type HubOptions } from './hub-context.js';
+import { createHubContext, type HubContext, type HubOptions } from './hub-context.js';
 import { openSession, type SessionHandle } from './session-handle.js';
 import type { Connection } from './session.js';
 import { shutdownHub } from './shutdown.js';
@@ -15,8 +16,13 @@ export type { HubOptions } from './hub-context.js';
 export type { SessionHandle } from './session-handle.js';
 export type { Connection } from './session.js';
 
+/** The hub's shared state, wired to the handlers that react to what its rooms hear. */
+export function wiredHubContext(options: HubOptions): HubContext {
+  return createHubContext(options, { decision: receiveDecision, roomEvent: handleRoomEvent });
+}
+
 export function createHub(options: HubOptions) {
-  const ctx = createHubContext(options);
+  const ctx = wiredHubContext(options);
 
   const unsubscribeEvents = options.events.subscribe((event) => {
     ctx.inFlight.track(handleRoomEvent(ctx, event)).catch((error: unknown) => ctx.log.error({ err: error }, 'room event handling failed'));

@@ -8,6 +8,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.js';
 import type { Hub } from './hub.js';
+import { refusedOrigin } from './origin-check.js';
 import { createNodeHub, HARD_FRAME_LIMIT, serveSockets } from './socket-endpoint.js';
 
 export interface RealtimeOptions {
@@ -42,11 +43,9 @@ export function realtimePlugin({ services, onHub }: RealtimeOptions): FastifyPlu
       {
         websocket: true,
         schema: { hide: true },
-        // Cross-site WebSocket hijacking: browsers always send Origin, and only our own pages may connect.
         preValidation: async (request, reply) => {
-          if (!config.allowedOrigins.includes(request.headers.origin ?? '')) {
-            return reply.status(403).send({ error: 'WebSocket connections are accepted from this service\'s own pages only' });
-          }
+          const refused = refusedOrigin(config.allowedOrigins, request.headers.origin);
+          if (refused) return reply.status(403).send({ error: refused });
         },
       },
       (socket) => sockets!.accept(socket),

@@ -4,6 +4,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
+import { refusedOrigin } from '../origin-check.js';
 import { refuse, type CallsProcess } from './calls-process.js';
 
 export function handOffPlugin(calls: CallsProcess, config: Readonly<Config>): FastifyPluginAsync {
@@ -12,10 +13,8 @@ export function handOffPlugin(calls: CallsProcess, config: Readonly<Config>): Fa
       const socket = duplex as Socket;
       const path = (request.url ?? '').split('?')[0];
       if (path !== '/ws') return refuse(socket, 404, 'Not found');
-      // Cross-site WebSocket hijacking: browsers always send Origin, and only our own pages may connect.
-      if (!config.allowedOrigins.includes(request.headers.origin ?? '')) {
-        return refuse(socket, 403, "WebSocket connections are accepted from this service's own pages only");
-      }
+      const refused = refusedOrigin(config.allowedOrigins, request.headers.origin);
+      if (refused) return refuse(socket, 403, refused);
       calls.handOff(request, socket, head);
     });
   };

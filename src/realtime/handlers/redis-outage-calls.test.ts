@@ -9,7 +9,7 @@ import { startRedis } from '../../../scripts/redis.mjs';
 import { eventually } from '../../../test/helpers/wait.js';
 import { connectRedisBuses, type RedisBuses } from '../buses/redis-buses.js';
 import { dispatch } from '../dispatch.js';
-import { createHubContext } from '../hub-context.js';
+import { wiredHubContext } from '../hub.js';
 import { recordingConnection, useHubFixture } from '../hub.test-support.js';
 import { createSession } from '../session.js';
 import { handleJoin } from './join.js';
@@ -55,7 +55,7 @@ describe('people who joined on different nodes while Redis was away', () => {
     // Node B: its own Redis connection and hub context over the same database as node A (the fixture).
     const nodeB = await connectRedisBuses(redis.url);
     try {
-      const ctxB = createHubContext({ ...hub().ctx.options, bus: nodeB.signals });
+      const ctxB = wiredHubContext({ ...hub().ctx.options, bus: nodeB.signals });
       const room = await hub().createRoom();
       const host = await hub().join(room.access_token, 'Host'); // node A, before the outage
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CloseCode } from '../close-codes.js';
 import { dispatch } from '../dispatch.js';
 import type { RoomEventBus } from '../../domain/buses/room-event-bus.js';
-import { createHubContext } from '../hub-context.js';
+import { wiredHubContext } from '../hub.js';
 import { recordingConnection, useHubFixture } from '../hub.test-support.js';
 import { createSession } from '../session.js';
 import { handleJoin } from './join.js';
@@ -138,7 +138,7 @@ describe('a bus that forwards only the updates of rooms someone is in (RoomEvent
         return someone ? new Promise<void>((resolve) => (heard = resolve)) : Promise.resolve();
       },
     };
-    const ctx = createHubContext({ ...hub().ctx.options, events });
+    const ctx = wiredHubContext({ ...hub().ctx.options, events });
     const room = await hub().createRoom();
     const host = recordingConnection();
     const session = createSession(host, hub().clock);
