@@ -24,7 +24,8 @@ import { createStage } from './in-call/stage.js';
 import { errorText, t } from './i18n.js';
 import { createWaitingList } from './in-call/waiting-list.js';
 import { stopStream } from './media.js';
-import { Mesh, type SpareConnection } from './mesh.js';
+import { Mesh } from './mesh.js';
+import type { SpareConnection } from './spare-connection.js';
 
 type EndKind = 'left' | ConnectionEnd;
 

@@ -1,7 +1,7 @@
-// The DTLS fingerprint that tells a new peer connection from the one a side knows (mesh.ts, "Recovering"),
-// and how long the call's first connection may gather with the join page's ICE servers.
+// The DTLS fingerprint that tells a new peer connection from the one a side knows (mesh.ts,
+// docs/call.md "Recovering"), and the ICE username fragment that tells an ICE restart.
 import { describe, expect, it } from 'vitest';
-import { fingerprintOf, gatherAheadWindowMs, restartsIce } from './mesh.js';
+import { fingerprintOf, restartsIce } from './peer-connection.js';
 
 describe('fingerprintOf', () => {
   it('reads the session-level fingerprint line, and null when there is none', () => {
@@ -22,15 +22,5 @@ describe('restartsIce', () => {
   });
   it('is false for the first offer, which restarts nothing', () => {
     expect(restartsIce(undefined, sdp('AbCd'))).toBe(false);
-  });
-});
-
-describe('gatherAheadWindowMs', () => {
-  it('is five minutes, and at most a tenth of the TURN credentials\u2019 life', () => {
-    expect(gatherAheadWindowMs(null)).toBe(300_000);
-    expect(gatherAheadWindowMs(86_400)).toBe(300_000);
-    expect(gatherAheadWindowMs(3000)).toBe(300_000);
-    expect(gatherAheadWindowMs(600)).toBe(60_000);
-    expect(gatherAheadWindowMs(60)).toBe(6_000);
   });
 });
