@@ -22,8 +22,8 @@ import type { RoomEvent, RoomEventBus } from './domain/buses/room-event-bus.js';
 import { createLocalEventBus } from './domain/buses/local-room-event-bus.js';
 import { createServices } from './services.js';
 import { createNodeHub, HARD_FRAME_LIMIT, serveSockets } from './realtime/socket-endpoint.js';
-import { raiseCallsPriority } from './realtime/calls-process/calls-priority.js';
-import { CALLS_DATABASE_POOL_SIZE, CALLS_METRICS, type FromCalls, type ToCalls } from './realtime/calls-process/messages.js';
+import { raiseCallsPriority } from './calls-process/calls-priority.js';
+import { CALLS_DATABASE_POOL_SIZE, CALLS_METRICS, type FromCalls, type ToCalls } from './calls-process/messages.js';
 
 // As the main process (main.ts): short-lived objects stay young.
 v8.setFlagsFromString('--no-allocation-site-pretenuring');

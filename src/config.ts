@@ -56,7 +56,7 @@ export interface Config {
   iceTransportPolicy: 'all' | 'relay';
   /**
    * Where the call's signaling runs: 'separate', a process of its own beside
-   * the API's (realtime/calls-process/), so that API load cannot stall it; or
+   * the API's (src/calls-process/), so that API load cannot stall it; or
    * 'inline', in the one process.
    */
   callsProcess: 'separate' | 'inline';

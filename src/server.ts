@@ -8,12 +8,13 @@ import { migrate } from './db/migrate.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { connectRedisBuses, type RedisBuses } from './realtime/buses/redis-buses.js';
 import { buildApp } from './http/build-app.js';
+import { embedRoutes } from './http/routes/embed.routes.js';
 import { joinRoutes } from './http/routes/join.routes.js';
 import { nodeJobs, startJobs } from './jobs.js';
 import { realtimePlugin } from './realtime/ws-server.js';
-import { startCallsProcess, type CallsProcess } from './realtime/calls-process/calls-process.js';
-import { handOffPlugin } from './realtime/calls-process/hand-off.js';
-import { CALLS_METRICS } from './realtime/calls-process/messages.js';
+import { startCallsProcess, type CallsProcess } from './calls-process/calls-process.js';
+import { handOffPlugin } from './calls-process/hand-off.js';
+import { CALLS_METRICS } from './calls-process/messages.js';
 import { createLogging } from './observability/logging.js';
 import { createServices, type Services } from './services.js';
 
@@ -63,7 +64,7 @@ export async function startServer(
       services,
       logStream: options.logStream,
       readiness,
-      plugins: [joinRoutes(services), calls ? handOffPlugin(calls, config) : realtimePlugin({ services })],
+      plugins: [joinRoutes(services), embedRoutes(), calls ? handOffPlugin(calls, config) : realtimePlugin({ services })],
       ...(calls ? { moreMetrics: calls.metrics, calls } : {}),
     });
     if (redis) reportRedis(redis, app.log, metrics);

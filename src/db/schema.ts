@@ -171,6 +171,12 @@ export interface TenantFrameAncestorsTable {
   origins: string;
 }
 
+/** An organization's narrowing of its tenant's list (0015); '' is nobody. */
+export interface OrganizationFrameAncestorsTable {
+  organization_id: string;
+  origins: string;
+}
+
 export interface WebhookEndpointsTable {
   id: string;
   tenant_id: string;
@@ -230,6 +236,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   instance_flags: InstanceFlagsTable;
   tenant_frame_ancestors: TenantFrameAncestorsTable;
+  organization_frame_ancestors: OrganizationFrameAncestorsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   deleted_room_sessions: DeletedRoomSessionsTable;

@@ -32,7 +32,7 @@ export const BUSY = 0.5;
 export const FLOOR = 4;
 
 /**
- * The turns of the calls process (realtime/calls-process/), which reports
+ * The turns of the calls process (src/calls-process/), which reports
  * its own 1 ms timer's lateness at p99 every window: how long a relayed
  * signal waited there, for its turn or for a core. The busy share is this
  * loop's: the API's work is what the bound can take off the cores.

@@ -4,7 +4,7 @@ import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import pino from 'pino';
-import { errorForLog } from '../http/log-errors.js';
+import { errorForLog } from './log-errors.js';
 
 const REDACTED_PATHS = [
   'req.headers.authorization',

@@ -1,5 +1,5 @@
 // What every signaling WebSocket gets, wherever the hub runs (in the main
-// process, ws-server.ts, or in the calls process, calls-process/): the hub over
+// process, ws-server.ts, or in the calls process, src/calls-process/): the hub over
 // the node's services, a dead-connection check by pings, a cap on unsent
 // bytes, and a graceful close. The Origin check comes before, where the
 // upgrade arrives.

@@ -3,7 +3,7 @@
 // the Origin and hands every socket to the node's hub (socket-endpoint.ts).
 // Authentication happens inside the socket, with the join token in the first
 // message: a token in the URL would end up in proxy logs. By default the
-// upgrade goes to the calls process instead (calls-process/hand-off.ts).
+// upgrade goes to the calls process instead (src/calls-process/hand-off.ts).
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.js';

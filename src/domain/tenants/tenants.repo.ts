@@ -4,6 +4,9 @@ import { prepare } from '../../db/prepared.js';
 import type { ApiTokensTable, DoctorsTable, OrganizationsTable, TenantsTable } from '../../db/schema.js';
 import { perTurnBatches } from '../support/per-turn-batches.js';
 
+/** A stored list of origins (single spaces; '' is none). */
+const originList = (stored: string): string[] => (stored ? stored.split(' ') : []);
+
 export type Tenant = TenantsTable;
 export type Organization = OrganizationsTable;
 export type Doctor = DoctorsTable;
@@ -151,7 +154,7 @@ export function createTenantsRepo(db: Db) {
     /** The origins that may embed the tenant's join pages (empty: none). */
     async frameAncestors(tenantId: string): Promise<string[]> {
       const row = await db.selectFrom('tenant_frame_ancestors').select('origins').where('tenant_id', '=', tenantId).executeTakeFirst();
-      return row?.origins ? row.origins.split(' ') : [];
+      return originList(row?.origins ?? '');
     },
     async setFrameAncestors(tenantId: string, origins: string[]): Promise<void> {
       const value = origins.join(' ');
@@ -160,6 +163,39 @@ export function createTenantsRepo(db: Db) {
         .values({ tenant_id: tenantId, origins: value })
         .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ origins: value }))
         .execute();
+    },
+    /** The organization's narrowing of its tenant's list, or null where it has none (0015). */
+    async organizationFrameAncestors(organizationId: string): Promise<string[] | null> {
+      const row = await db.selectFrom('organization_frame_ancestors').select('origins').where('organization_id', '=', organizationId).executeTakeFirst();
+      return row ? originList(row.origins) : null;
+    },
+    /** Sets the organization's narrowing; null removes it (the tenant's list applies again). */
+    async setOrganizationFrameAncestors(organizationId: string, origins: string[] | null): Promise<void> {
+      if (origins === null) {
+        await db.deleteFrom('organization_frame_ancestors').where('organization_id', '=', organizationId).execute();
+        return;
+      }
+      const value = origins.join(' ');
+      await db
+        .insertInto('organization_frame_ancestors')
+        .values({ organization_id: organizationId, origins: value })
+        .onConflict((oc) => oc.column('organization_id').doUpdateSet({ origins: value }))
+        .execute();
+    },
+    /**
+     * A room's two lists in one statement (the join page asks on every load):
+     * the tenant's, and its organization's narrowing (null: none, or a room of no organization).
+     */
+    async embeddingLists(tenantId: string, organizationId: string | null): Promise<{ tenant: string[]; organization: string[] | null }> {
+      const row = await db
+        .selectNoFrom((eb) => [
+          eb.selectFrom('tenant_frame_ancestors').select('origins').where('tenant_id', '=', tenantId).as('tenant'),
+          organizationId === null
+            ? sql<string | null>`null`.as('organization')
+            : eb.selectFrom('organization_frame_ancestors').select('origins').where('organization_id', '=', organizationId).as('organization'),
+        ])
+        .executeTakeFirstOrThrow();
+      return { tenant: originList(row.tenant ?? ''), organization: row.organization === null ? null : originList(row.organization) };
     },
     /** The organization's setting where it has one, else the tenant's, else off. */
     async featureEnabled(tenantId: string, organizationId: string | null, feature: string): Promise<boolean> {

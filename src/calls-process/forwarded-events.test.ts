@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RoomEvent } from '../../domain/buses/room-event-bus.js';
+import type { RoomEvent } from '../domain/buses/room-event-bus.js';
 import { forwardedEvents } from './forwarded-events.js';
 
 describe('the room events the main process forwards to the calls process', () => {

@@ -1,9 +1,9 @@
 // What the main process and the calls process say to each other over IPC
 // (child_process, advanced serialization: Dates, Buffers and bigints survive).
-import type { Config } from '../../config.js';
-import type { Reply, Request } from '../../db/pglite-thread.js';
-import type { JobOutcome } from '../../jobs.js';
-import type { RoomEvent } from '../../domain/buses/room-event-bus.js';
+import type { Config } from '../config.js';
+import type { Reply, Request } from '../db/pglite-thread.js';
+import type { JobOutcome } from '../jobs.js';
+import type { RoomEvent } from '../domain/buses/room-event-bus.js';
 
 /** The upgrade request as the main process's HTTP server parsed it; the socket travels beside the message. */
 export interface UpgradeRequest {

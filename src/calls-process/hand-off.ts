@@ -3,8 +3,8 @@
 // (calls-process.ts); nothing of the call passes through this process after.
 import type { Socket } from 'node:net';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from '../../config.js';
-import { refusedOrigin } from '../origin-check.js';
+import type { Config } from '../config.js';
+import { refusedOrigin } from '../realtime/origin-check.js';
 import { refuse, type CallsProcess } from './calls-process.js';
 
 export function handOffPlugin(calls: CallsProcess, config: Readonly<Config>): FastifyPluginAsync {

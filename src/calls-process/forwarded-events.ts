@@ -6,7 +6,7 @@
 // cores the API and the database need (bench/README.md, "room events only
 // where someone is"). A close or a delete always goes: a join still in flight
 // must meet it (closed-rooms.ts).
-import type { RoomEvent, RoomEventBus } from '../../domain/buses/room-event-bus.js';
+import type { RoomEvent, RoomEventBus } from '../domain/buses/room-event-bus.js';
 
 export function forwardedEvents(send: (event: RoomEvent) => void) {
   const occupied = new Set<number>();
