@@ -70,6 +70,46 @@ async function createRooms(server: ServerProcess, token: string, count: number):
   return paths;
 }
 
+/**
+ * The baselines among `targetNames`, started beside parley-pg and added to
+ * `targets` once their room reads as Parley's: the baseline's byte for byte
+ * (the same database and room), the independent one's field for field.
+ */
+async function addBaselines(
+  targets: Target[],
+  targetNames: TargetName[],
+  options: { clusterUrl: string; poolSize: number; tenants: number; rooms: number; log: (line: string) => void },
+): Promise<void> {
+  const { clusterUrl, poolSize, tenants, rooms, log } = options;
+  if (targetNames.includes('baseline')) {
+    // Same database, same tenant, same token and rooms as Parley on PostgreSQL.
+    const parley = targets.find((t) => t.name === 'parley-pg');
+    if (!parley) throw new Error('the baseline runs beside parley-pg (it uses its database and rooms)');
+    // Parley's join URLs: the same room must read the same, byte for byte.
+    const server = await startBaseline(clusterUrl, poolSize, parley.server.url);
+    targets.unshift({ name: 'baseline', server, token: parley.token, roomPaths: parley.roomPaths });
+    const [ours, theirs] = await Promise.all(
+      [server, parley.server].map(async (s) => (await fetch(s.url + parley.roomPaths[0], { headers: { authorization: `Bearer ${parley.token}` } })).text()),
+    );
+    if (ours !== theirs) throw new Error(`the baseline's room differs from Parley's:\n${ours}\n${theirs}`);
+  }
+  if (targetNames.includes('independent')) {
+    const parley = targets.find((t) => t.name === 'parley-pg');
+    if (!parley) throw new Error('the independent baseline runs beside parley-pg (its join URLs, its room to compare with)');
+    const server = await startIndependentBaseline(clusterUrl, poolSize, parley.server.url, tenants - 1);
+    log(`independent: listening on ${server.url}; creating ${rooms} rooms`);
+    const independent: Target = { name: 'independent', server, token: server.token, roomPaths: await createRooms(server, server.token, rooms) };
+    targets.splice(targets.indexOf(parley), 0, independent);
+    // Other rooms, so not the same bytes: the same fields in the same order, each of the same type.
+    const shape = async (t: Target) => {
+      const room = (await (await fetch(t.server.url + t.roomPaths[0], { headers: { authorization: `Bearer ${t.token}` } })).json()) as Record<string, unknown>;
+      return Object.entries(room).map(([field, value]) => `${field}:${Array.isArray(value) ? 'array' : typeof value}`).join(' ');
+    };
+    const [ours, theirs] = [await shape(independent), await shape(parley)];
+    if (ours !== theirs) throw new Error(`the independent baseline's room has other fields than Parley's:\n${ours}\n${theirs}`);
+  }
+}
+
 export async function runApiBench(allTargets: TargetName[], title: string): Promise<void> {
   const options = flags();
   const seconds = Number(options.get('seconds') ?? 5);
@@ -122,33 +162,7 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
       log(`${name}: listening on ${server.url}; creating ${rooms} rooms`);
       targets.push({ name, server, token: server.instanceToken, roomPaths: await createRooms(server, server.instanceToken, rooms) });
     }
-    if (targetNames.includes('baseline')) {
-      // Same database, same tenant, same token and rooms as Parley on PostgreSQL.
-      const parley = targets.find((t) => t.name === 'parley-pg');
-      if (!parley) throw new Error('the baseline runs beside parley-pg (it uses its database and rooms)');
-      // Parley's join URLs: the same room must read the same, byte for byte.
-      const server = await startBaseline(postgres.url, poolSize, parley.server.url);
-      targets.unshift({ name: 'baseline', server, token: parley.token, roomPaths: parley.roomPaths });
-      const [ours, theirs] = await Promise.all(
-        [server, parley.server].map(async (s) => (await fetch(s.url + parley.roomPaths[0], { headers: { authorization: `Bearer ${parley.token}` } })).text()),
-      );
-      if (ours !== theirs) throw new Error(`the baseline's room differs from Parley's:\n${ours}\n${theirs}`);
-    }
-    if (targetNames.includes('independent')) {
-      const parley = targets.find((t) => t.name === 'parley-pg');
-      if (!parley) throw new Error('the independent baseline runs beside parley-pg (its join URLs, its room to compare with)');
-      const server = await startIndependentBaseline(postgres.url, poolSize, parley.server.url, tenants - 1);
-      log(`independent: listening on ${server.url}; creating ${rooms} rooms`);
-      const independent: Target = { name: 'independent', server, token: server.token, roomPaths: await createRooms(server, server.token, rooms) };
-      targets.splice(targets.indexOf(parley), 0, independent);
-      // Other rooms, so not the same bytes: the same fields in the same order, each of the same type.
-      const shape = async (t: Target) => {
-        const room = (await (await fetch(t.server.url + t.roomPaths[0], { headers: { authorization: `Bearer ${t.token}` } })).json()) as Record<string, unknown>;
-        return Object.entries(room).map(([field, value]) => `${field}:${Array.isArray(value) ? 'array' : typeof value}`).join(' ');
-      };
-      const [ours, theirs] = [await shape(independent), await shape(parley)];
-      if (ours !== theirs) throw new Error(`the independent baseline's room has other fields than Parley's:\n${ours}\n${theirs}`);
-    }
+    await addBaselines(targets, targetNames, { clusterUrl: postgres.url, poolSize, tenants, rooms, log });
 
     const endpoints = ENDPOINTS.filter((e) => !only || only.split(',').some((part) => e.label.includes(part)));
     const measure = (target: Target, endpoint: (typeof ENDPOINTS)[number], connections: number, secs: number) =>
