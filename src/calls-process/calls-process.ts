@@ -74,19 +74,8 @@ export async function startCallsProcess({ config, database, log, logStream = pro
   let ready = false;
   let stopping = false;
   let failures = 0;
-  let nextMetricsId = 1;
-  const metricsWaiting = new Map<number, (text: string) => void>();
   let load = { connections: 0, latenessP99Ms: 0 };
   const forwarded = forwardedEvents((event) => send({ type: 'room-event', event }));
-
-  /** Sockets handed over that the calls process has not yet said it holds, by the upgrade's id. */
-  const handedOver = new Map<number, Socket>();
-  let nextUpgradeId = 1;
-  /** Those sockets, refused as while the calls process is down: it never took them (it died, or the send failed). */
-  const refuseHandedOver = () => {
-    for (const socket of handedOver.values()) refuse(socket, 503, STARTING_AGAIN);
-    handedOver.clear();
-  };
 
   const send = (message: ToCalls) => {
     if (!child?.connected) return false;
@@ -95,30 +84,8 @@ export async function startCallsProcess({ config, database, log, logStream = pro
     return true;
   };
 
-  /**
-   * A socket goes as its bare handle; this process keeps its own copy (not
-   * reading from it) until the calls process says it holds the socket, then
-   * closes it, and the connection stays open there. Sent as a net.Socket,
-   * the HTTP server would count it as served by that process, and its close
-   * would wait for an answer from a calls process that may be gone. A calls
-   * process killed a moment ago can still take the message without ever
-   * reading it (seen under load in the restart test): the socket is then
-   * refused when its exit is heard, as while it is down, not dropped.
-   */
-  const handOver = (request: IncomingMessage, socket: Socket, head: Buffer) => {
-    const handle = (socket as Socket & { _handle: { readStop(): void } | null })._handle;
-    if (!child?.connected || !handle) return false;
-    handle.readStop();
-    const id = nextUpgradeId++;
-    handedOver.set(id, socket);
-    const message: ToCalls = { type: 'upgrade', id, request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head };
-    child.send(message, handle as never, (error) => {
-      if (!error || !handedOver.delete(id)) return;
-      log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
-      refuse(socket, 503, STARTING_AGAIN);
-    });
-    return true;
-  };
+  const handOver = socketHandOver(log);
+  const metricsAsked = metricsRequests();
 
   /** Starts one calls process and resolves once it serves (or rejects with why it could not). */
   const spawn = () =>
@@ -134,13 +101,9 @@ export async function startCallsProcess({ config, database, log, logStream = pro
           case 'db':
             return statements?.run(message.requests);
           case 'upgrade-taken':
-            handedOver.get(message.id)?.destroy();
-            handedOver.delete(message.id);
-            return;
+            return handOver.taken(message.id);
           case 'metrics':
-            metricsWaiting.get(message.id)?.(message.text);
-            metricsWaiting.delete(message.id);
-            return;
+            return metricsAsked.answered(message.id, message.text);
           case 'load':
             load = message;
             return;
@@ -160,7 +123,7 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       current.on('exit', (code, signal) => {
         statements?.abandon();
         forwarded.reset();
-        refuseHandedOver();
+        handOver.refuseAll();
         const served = ready;
         ready = false;
         load = { connections: 0, latenessP99Ms: 0 };
@@ -194,19 +157,10 @@ export async function startCallsProcess({ config, database, log, logStream = pro
 
   return {
     handOff(request, socket, head) {
-      if (!(ready && !stopping && handOver(request, socket, head))) refuse(socket, 503, STARTING_AGAIN);
+      if (!(ready && !stopping && handOver.send(child, request, socket, head))) refuse(socket, 503, STARTING_AGAIN);
     },
     events: forwarded.bus,
-    metrics() {
-      const id = nextMetricsId++;
-      if (!send({ type: 'metrics', id })) return Promise.resolve('');
-      return new Promise((resolve) => {
-        metricsWaiting.set(id, resolve);
-        setTimeout(() => {
-          if (metricsWaiting.delete(id)) resolve('');
-        }, METRICS_TIMEOUT_MS).unref();
-      });
-    },
+    metrics: () => metricsAsked.ask((id) => send({ type: 'metrics', id })),
     connected: () => load.connections > 0,
     lateness: () => load.latenessP99Ms,
     async check() {
@@ -221,6 +175,71 @@ export async function startCallsProcess({ config, database, log, logStream = pro
       const timer = setTimeout(() => current.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Sockets handed to the calls process. A socket goes as its bare handle; this
+ * process keeps its own copy (not reading from it) until the calls process
+ * says it holds the socket, then closes it, and the connection stays open
+ * there. Sent as a net.Socket, the HTTP server would count it as served by
+ * that process, and its close would wait for an answer from a calls process
+ * that may be gone. A calls process killed a moment ago can still take the
+ * message without ever reading it: the sockets it never took are refused when
+ * its exit is heard, as while it is down, not dropped.
+ */
+function socketHandOver(log: FastifyBaseLogger) {
+  /** Sockets handed over that the calls process has not yet said it holds, by the upgrade's id. */
+  const handedOver = new Map<number, Socket>();
+  let nextUpgradeId = 1;
+  return {
+    /** Hands `socket` to `child`; false if it cannot go (no calls process, or the socket is gone). */
+    send(child: ChildProcess | null, request: IncomingMessage, socket: Socket, head: Buffer): boolean {
+      const handle = (socket as Socket & { _handle: { readStop(): void } | null })._handle;
+      if (!child?.connected || !handle) return false;
+      handle.readStop();
+      const id = nextUpgradeId++;
+      handedOver.set(id, socket);
+      const message: ToCalls = { type: 'upgrade', id, request: { method: request.method ?? 'GET', url: request.url ?? '/ws', headers: request.headers }, head };
+      child.send(message, handle as never, (error) => {
+        if (!error || !handedOver.delete(id)) return;
+        log.warn({ err: error }, 'a WebSocket could not be handed to the calls process');
+        refuse(socket, 503, STARTING_AGAIN);
+      });
+      return true;
+    },
+    /** The calls process holds the socket of upgrade `id`: this process's copy is let go. */
+    taken(id: number): void {
+      handedOver.get(id)?.destroy();
+      handedOver.delete(id);
+    },
+    /** The calls process ended: the sockets it never took are refused as while it is down. */
+    refuseAll(): void {
+      for (const socket of handedOver.values()) refuse(socket, 503, STARTING_AGAIN);
+      handedOver.clear();
+    },
+  };
+}
+
+/** The calls process's metrics, asked for by id; an empty text if it does not answer in time. */
+function metricsRequests() {
+  let nextId = 1;
+  const waiting = new Map<number, (text: string) => void>();
+  return {
+    ask(send: (id: number) => boolean): Promise<string> {
+      const id = nextId++;
+      if (!send(id)) return Promise.resolve('');
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        setTimeout(() => {
+          if (waiting.delete(id)) resolve('');
+        }, METRICS_TIMEOUT_MS).unref();
+      });
+    },
+    answered(id: number, text: string): void {
+      waiting.get(id)?.(text);
+      waiting.delete(id);
     },
   };
 }
