@@ -8,6 +8,8 @@ export default defineConfig({
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', 'test/browser/**', 'test/cluster/**'],
+    // FC_SEED replays the property tests from a failure's seed.
+    setupFiles: ['test/helpers/fast-check-seed.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -162,7 +162,17 @@ async function vitest(name, { config, env }) {
     skipped,
     `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files} file(s) (${took})${note}`,
     failedTests(report),
+    slowestFiles(report),
   );
+}
+
+/** The files that took longest in a vitest JSON report: where a set's time goes. */
+function slowestFiles(report, count = 5) {
+  return (report.testResults ?? [])
+    .map((file) => ({ rel: path.relative(root, file.name ?? ''), ms: (file.endTime ?? 0) - (file.startTime ?? 0) }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, count)
+    .map(({ rel, ms }) => `${secs(ms).padStart(7)} ${rel}`);
 }
 
 /**
@@ -175,8 +185,12 @@ function failedTests(report) {
     const rel = path.relative(root, file.name ?? '');
     for (const t of file.assertionResults ?? []) {
       if (t.status !== 'failed') continue;
-      const first = String(t.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 200);
-      lines.push(`${rel} > ${t.fullName ?? t.title}: ${first}`);
+      const message = String(t.failureMessages?.[0] ?? '');
+      const first = message.split('\n')[0].slice(0, 200);
+      // fast-check puts the seed on the line after its first: without it, a random counterexample is lost.
+      const seed = /\bseed: (-?\d+)/.exec(message)?.[1];
+      const replay = seed ? ` [seed ${seed}: FC_SEED=${seed} npx vitest run ${rel} -t ${JSON.stringify(t.title)}]` : '';
+      lines.push(`${rel} > ${t.fullName ?? t.title}: ${first}${replay}`);
     }
     if ((file.assertionResults ?? []).length === 0 && file.status === 'failed') {
       lines.push(`${rel}: ${String(file.message ?? '').split('\n')[0].slice(0, 200)}`);
@@ -185,8 +199,8 @@ function failedTests(report) {
   return lines;
 }
 
-function record(name, ok, passed, failed, skipped, text, failures = []) {
-  const r = { name, ok, passed, failed, skipped, text, failures };
+function record(name, ok, passed, failed, skipped, text, failures = [], slowest = []) {
+  const r = { name, ok, passed, failed, skipped, text, failures, slowest };
   results.push(r);
   return r;
 }
@@ -282,6 +296,8 @@ const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const allOk = results.every((r) => r.ok);
 
+console.log('\n\x1b[1m──── slowest files ────\x1b[0m');
+for (const r of results) for (const line of r.slowest) console.log(`  ${r.name.padEnd(9)} ${line}`);
 console.log('\n\x1b[1m──── summary ────\x1b[0m');
 for (const r of results) {
   console.log(`${r.ok ? 'ok  ' : 'FAIL'}  ${r.name.padEnd(9)} ${r.text}`);

@@ -116,11 +116,12 @@ describe('imports', () => {
         return why ? [`${from} -> ${to}: ${why}`] : [];
       }),
     );
-    expect(violations).toEqual([]);
+    expect(violations, `${violations.length} import(s) uphill: ${violations.join('; ')}`).toEqual([]);
   });
 
   it('form no cycle', () => {
-    expect(cycles(graph).map((cycle) => cycle.join(' <-> '))).toEqual([]);
+    const found = cycles(graph).map((cycle) => cycle.join(' <-> '));
+    expect(found, `${found.length} import cycle(s): ${found.join('; ')}`).toEqual([]);
   });
 
   it('would catch an uphill import, a sibling import, a browser import of the server and a cycle', () => {
