@@ -1,5 +1,5 @@
 // Time from the click on Join to the first decoded remote video
-// frame, in headless Chromium (BROWSER-TESTING.md), against the bare two-page
+// frame, in headless Chromium (test/README.md, "Real browsers on these machines"), against the bare two-page
 // WebRTC call of support/bare-webrtc/ measured in the same run. Parley runs as
 // `node dist/src/main.js` (npm run build first) on PostgreSQL and on PGlite.
 // One browser context per participant; the other participant is already in

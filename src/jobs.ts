@@ -69,7 +69,7 @@ export function startJobs(
  */
 export type JobsOf = 'node' | 'api' | 'calls';
 
-/** The node's jobs, one list for every process (docs/design.md, "Room lifecycle" and "Webhooks and participant sessions"). */
+/** The node's jobs, one list for every process (docs/design.md, "Room lifecycle" and "Webhooks"). */
 export function nodeJobs(services: Services, of: JobsOf): Job[] {
   const { config, database } = services;
   const api: Job[] = [

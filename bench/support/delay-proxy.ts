@@ -1,7 +1,7 @@
 // A TCP proxy on 127.0.0.1 that holds every chunk `delayMs` before passing it
 // on, in both directions and in order: the pages' distance from the server
 // (their HTTP and WebSocket), where the kernel offers no delay qdisc
-// (BROWSER-TESTING.md: no netem). Used by bench:browser --signaling-delay.
+// (test/README.md, "Real networks": no netem). Used by bench:browser --signaling-delay.
 import net from 'node:net';
 
 export interface DelayProxy {

@@ -66,9 +66,9 @@ export interface RoomsTable {
   enable_screenshare: boolean;
   enable_invites: boolean;
   enable_audio_indicator: boolean;
-  /** Guests wait until a host admits them (0005, DESIGN §7). */
+  /** Guests wait until a host admits them (0005, docs/design.md, "Waiting room"). */
   enable_waiting_room: boolean;
-  /** The language of the participant pages (src/i18n/languages.ts); null: the browser's (0005, DESIGN §10). */
+  /** The language of the participant pages (src/shared/i18n/languages.ts); null: the browser's (0005, docs/design.md, "Languages and layout"). */
   locale: string | null;
   scheduled_at: Date;
   meeting_duration: number;

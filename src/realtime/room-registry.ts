@@ -3,7 +3,7 @@
 // the SignalBus. Participants reach each other only through that channel, so
 // a participant on another node is reached the same way as one on this node.
 //
-// A participant waiting to be let in (DESIGN §7) is in its room's sessions
+// A participant waiting to be let in (docs/design.md, "Waiting room") is in its room's sessions
 // too, so that a host's decision finds it on whichever node it is, but it is
 // given nothing else of the call.
 import type { FastifyBaseLogger } from 'fastify';

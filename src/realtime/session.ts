@@ -14,7 +14,7 @@ export interface Connection {
 
 /**
  * new → joining → joined, or joining → waiting → joined when a host lets it in
- * (DESIGN §7), and gone from any of them (left, ejected, dropped, replaced, turned away).
+ * (docs/design.md, "Waiting room"), and gone from any of them (left, ejected, dropped, replaced, turned away).
  */
 export type SessionState = 'new' | 'joining' | 'waiting' | 'joined' | 'gone';
 

@@ -57,7 +57,7 @@ export type ClientMessage =
   | { type: 'screenshare-stop' }
   | { type: 'invite-create'; requestId: string }
   | { type: 'leave'; requestId: string }
-  /** Host controls (DESIGN §7): let a waiting participant in, turn it away, or remove a guest from the call. */
+  /** Host controls (docs/design.md, "Waiting room"): let a waiting participant in, turn it away, or remove a guest from the call. */
   | { type: 'admit'; requestId: string; peerId: string }
   | { type: 'deny'; requestId: string; peerId: string }
   | { type: 'remove'; requestId: string; peerId: string }

@@ -1,4 +1,4 @@
-// GET /api/rooms/{token}/sessions (DESIGN §9, docs/api.md): who was in the
+// GET /api/rooms/{token}/sessions (docs/design.md, "Participant sessions"; docs/api.md): who was in the
 // call, when and for how long, with the scope rules of GET room; kept after
 // the room is deleted (by the API or the automatic cleanup), as feedback is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Webhook delivery (docs/webhooks.md, DESIGN §8) to a real receiver on
+// Webhook delivery (docs/webhooks.md; docs/design.md, "Webhooks") to a real receiver on
 // 127.0.0.1, so these tests set WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true; the
 // refusal without it is proved below. Signatures are checked with the
 // standardwebhooks library integrators use.
@@ -78,7 +78,7 @@ describe('a call, delivered', () => {
   });
   afterAll(() => ctx.close());
 
-  it('sends every event once, signed so that standardwebhooks verifies it, with the data of DESIGN §8 and no secret token', async () => {
+  it('sends every event once, signed so that standardwebhooks verifies it, with the data docs/design.md, "Webhooks" lists and no secret token', async () => {
     const tenant = await ctx.tenant();
     const { secret } = await addEndpoint(ctx, tenant.instanceToken);
     const { room, host, guest } = await aCall(ctx, tenant);

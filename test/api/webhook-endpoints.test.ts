@@ -1,4 +1,4 @@
-// /api/webhook_endpoints (docs/webhooks.md, DESIGN §8): Instance tokens only,
+// /api/webhook_endpoints (docs/webhooks.md; docs/design.md, "Webhooks"): Instance tokens only,
 // validated at the edge, the secret shown once, internal targets refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';

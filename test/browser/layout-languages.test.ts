@@ -1,4 +1,4 @@
-// The call in people's hands (DESIGN §10): the layout measured from bounding
+// The call in people's hands (docs/design.md, "Languages and layout"): the layout measured from bounding
 // boxes on a 390x844 phone and a 1280x720 laptop, the chat panel and its
 // unread badge, switching camera and microphone mid-call, and every screen in
 // every language: no missing text, `lang` and `dir` set, and no serious or

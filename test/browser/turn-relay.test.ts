@@ -3,7 +3,7 @@
 // coturn REST scheme). Host and guest still decode each other's video, and
 // the selected candidate pair is a relayed one on both sides. The newcomer's
 // first connection gathers its relay candidates while the join screen shows,
-// with the page's own credentials (docs/call.md, "Join").
+// with the page's own credentials (docs/call.md, "Join to first remote frame").
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types

@@ -1,4 +1,4 @@
-// The waiting room and the host controls (DESIGN §7) in real browsers, one
+// The waiting room and the host controls (docs/design.md, "Waiting room") in real browsers, one
 // context per participant: who waits, how the host is told, admit, deny,
 // remove, and nobody locked out across reloads and a second host tab.
 import type { Page } from 'playwright-core';

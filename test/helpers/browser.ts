@@ -1,6 +1,6 @@
 // Browser tests: a real Parley (startServer, embedded database in a temp dir)
 // behind a small TCP relay that lets a test cut every connection at once, and
-// headless Debian Chromium with fake camera and microphone (BROWSER-TESTING.md);
+// headless Debian Chromium with fake camera and microphone (test/README.md, "Launching Chromium");
 // and a stand-in for an integrator's web site (startSite) for the embedding tests.
 import fs from 'node:fs';
 import http from 'node:http';
@@ -74,7 +74,7 @@ export interface BrowserWorld {
   apiToken: string;
   api(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }>;
   createRoom(overrides?: Record<string, unknown>): Promise<Record<string, any>>;
-  /** A participant: its own browser context (one per participant, BROWSER-TESTING.md). */
+  /** A participant: its own browser context (test/README.md, "One browser context per participant"). */
   participant(options?: { viewport?: { width: number; height: number } }): Promise<Page>;
   /** A new room with a host and a guest joined under these names, media flowing both ways. */
   twoPersonCall(names: { host: string; guest: string }): Promise<{ room: Record<string, any>; host: Page; guest: Page }>;

@@ -1,5 +1,5 @@
 // A second engine for the browser tests: Debian's firefox-esr driven by
-// puppeteer-core over WebDriver BiDi (BROWSER-TESTING.md, "A second engine:
+// puppeteer-core over WebDriver BiDi (test/README.md, "A second engine:
 // Firefox"). Fake camera and microphone and loopback ICE come from prefs, not
 // command-line flags. One Firefox serves every participant: each gets its own
 // browser context (BiDi user context) and its own window, so no participant's

@@ -121,7 +121,7 @@ export async function startNetworkWorld(network: GuestNetwork, env: Record<strin
 
 /**
  * Joins from `url`. The page's `load` event was seen to time out over the
- * veth (BROWSER-TESTING.md), so: navigation committed, then the Join button.
+ * veth (test/README.md, "Real networks"), so: navigation committed, then the Join button.
  */
 export async function joinCall(page: Page, url: string, name?: string): Promise<void> {
   await page.goto(url, { waitUntil: 'commit' });

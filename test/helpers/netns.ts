@@ -2,7 +2,7 @@
 // to the root namespace by a veth pair, so the test can take that network down,
 // change its address, cap its bandwidth or lose its packets while the rest of
 // the machine (the server, the other participant) is untouched
-// (/work/shared/BROWSER-TESTING.md, "Real networks").
+// (test/README.md, "Real networks").
 //
 //   root namespace                       namespace prl-<pid>-<n>
 //   server, host's Chromium              guest's Chromium (chromiumWrapper())

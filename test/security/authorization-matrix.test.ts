@@ -143,7 +143,7 @@ describe('collection endpoints x callers', () => {
     }
   }
 
-  describe('webhook endpoints (Instance tokens only, DESIGN §8)', () => {
+  describe('webhook endpoints (Instance tokens only, docs/design.md, "Webhooks")', () => {
     const hook = { url: 'https://93.184.216.34/hooks' };
     const unauthenticated = (who: Who) => ['none', 'malformed', 'revoked'].includes(who);
     const organization = (who: Who) => who === 'ownOrg' || who === 'otherOrg';

@@ -1,5 +1,5 @@
 // The catalogues are complete and every text the page shows comes from them
-// (DESIGN §10, issue 13): a catalogue missing a key, a placeholder or a plural
+// (docs/design.md, "Languages and layout"): a catalogue missing a key, a placeholder or a plural
 // form fails here, and so does English text written into the page's code.
 import fs from 'node:fs';
 import path from 'node:path';

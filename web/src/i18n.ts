@@ -1,7 +1,7 @@
 // The page's language: the server sends the one catalogue the page speaks
-// (DESIGN §10; src/i18n/languages.ts chooses it), and every text the page
+// (docs/design.md, "Languages and layout"; src/shared/i18n/languages.ts chooses it), and every text the page
 // shows comes through t(). The catalogues are never bundled: only types are
-// imported from src/i18n/en.ts.
+// imported from src/shared/i18n/en.ts.
 import { formatMessage, type Message, type Params } from '../../src/shared/i18n/catalogue.js';
 import type { Catalogue, MessageKey } from '../../src/shared/i18n/en.js';
 

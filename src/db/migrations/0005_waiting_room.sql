@@ -1,4 +1,4 @@
--- The waiting room and the room's language (DESIGN §7 and §10).
+-- The waiting room and the room's language (docs/design.md, "Waiting room" and "Languages and layout").
 --
 -- The waiting room (docs/signaling.md "Waiting room"). A room with
 -- enable_waiting_room holds everyone who comes through a guest, additional
@@ -7,7 +7,7 @@
 -- denied participant keeps its row, so that its token can never come back.
 ALTER TABLE rooms ADD COLUMN enable_waiting_room boolean NOT NULL DEFAULT false;
 
--- The language of the room's participant pages (src/i18n/languages.ts), null: the browser's.
+-- The language of the room's participant pages (src/shared/i18n/languages.ts), null: the browser's.
 ALTER TABLE rooms ADD COLUMN locale text;
 
 ALTER TABLE participants ADD COLUMN admission text NOT NULL DEFAULT 'admitted'

@@ -127,7 +127,7 @@ CREATE TRIGGER participants_webhook_presence AFTER UPDATE OF left_at, admission 
   WHEN ((OLD.left_at IS NULL) <> (NEW.left_at IS NULL) OR OLD.admission IS DISTINCT FROM NEW.admission)
   EXECUTE FUNCTION participants_webhook_event();
 
--- Participant sessions (DESIGN §9): what the browser measured, one JSON object
+-- Participant sessions (docs/design.md, "Participant sessions"): what the browser measured, one JSON object
 -- per report ({rtt, loss, kbps, relayed}), the last 360 (an hour at one report
 -- per 10 s). The summary is computed when the sessions are read.
 ALTER TABLE participants ADD COLUMN network_reports jsonb NOT NULL DEFAULT '[]'::jsonb;

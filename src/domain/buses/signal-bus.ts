@@ -11,7 +11,7 @@ export interface SessionReplaced {
 }
 
 /**
- * Sent to a peer id when a host decided about it (DESIGN §7): the node that
+ * Sent to a peer id when a host decided about it (docs/design.md, "Waiting room"): the node that
  * holds its connection lets it into the call, or turns it away and closes it.
  */
 export interface HostDecision {

@@ -32,7 +32,7 @@ export type NewParticipant = Omit<ParticipantRow, 'left_at' | 'room_id' | 'joine
 
 /**
  * `peers`: the others in the call at that moment, `waiting`: those waiting to
- * be let in (DESIGN §7), both oldest first. `participant.admission` says
+ * be let in (docs/design.md, "Waiting room"), both oldest first. `participant.admission` says
  * whether this one is in the call or waits.
  */
 export type JoinOutcome =
@@ -69,7 +69,7 @@ function byAdmission(rows: ParticipantRow[]): { peers: ParticipantRow[]; waiting
 
 /**
  * Whoever comes through a guest link of a room with a waiting room waits;
- * the host link never does (DESIGN §7). As SQL on the room's row, so that
+ * the host link never does (docs/design.md, "Waiting room"). As SQL on the room's row, so that
  * the statement that locks the room decides it without reading the room first.
  */
 function waitsSql(joinToken: string) {

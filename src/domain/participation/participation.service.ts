@@ -34,7 +34,7 @@ export interface Participant {
   roomId: number;
   role: 'host' | 'guest';
   name: string;
-  /** In the call, or waiting for a host to let it in (DESIGN §7). */
+  /** In the call, or waiting for a host to let it in (docs/design.md, "Waiting room"). */
   admission: 'waiting' | 'admitted';
 }
 
@@ -222,7 +222,7 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
 
     room: (roomId: number) => repo.findRoom(roomId),
 
-    /** What the participant's browser measured lately (the sessions' network summary, DESIGN §9). */
+    /** What the participant's browser measured lately (the sessions' network summary, docs/design.md, "Participant sessions"). */
     reportNetwork: (participantToken: string, report: NetworkReport) => repo.recordNetwork(participantToken, report),
 
     /** A new invite link's token for the room (kind 'invite' in room_guest_tokens). */

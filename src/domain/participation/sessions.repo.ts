@@ -1,4 +1,4 @@
-// Participant sessions in SQL (DESIGN §9): a room's participants while the
+// Participant sessions in SQL (docs/design.md, "Participant sessions"): a room's participants while the
 // room exists, then the copy the delete trigger keeps (0006), so that they
 // outlive the room as feedback does. The network summary is computed here
 // from the browser's reports: medians for round trip and bitrate (one bad

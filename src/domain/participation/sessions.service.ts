@@ -1,4 +1,4 @@
-// Participant sessions (DESIGN §9, docs/api.md): who was in a room's call,
+// Participant sessions (docs/design.md, "Participant sessions"; docs/api.md): who was in a room's call,
 // when and for how long, with what their browser measured; the scope rules of
 // GET room (another organization's room is not found).
 import { NotFoundError } from '../../errors.js';

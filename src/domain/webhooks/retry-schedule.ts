@@ -1,5 +1,5 @@
 // When a failed delivery is tried again: growing delays, the first within
-// about 10 s, the last more than a day after the event (DESIGN §8). The same
+// about 10 s, the last more than a day after the event (docs/design.md, "Webhooks"). The same
 // schedule as Svix's, which many receivers already expect.
 
 /** Delay before attempt n+1 after attempt n failed (index n-1); 8 attempts in all, the last ~27.6 h after the first. */

@@ -1,4 +1,4 @@
-// Delivering the outbox (DESIGN §8, docs/webhooks.md): run by the `webhooks`
+// Delivering the outbox (docs/design.md, "Webhooks"; docs/webhooks.md): run by the `webhooks`
 // job on every node; each run claims what is due, POSTs it, and records the
 // outcome. At least once: a message leaves the outbox only when a receiver
 // answered 2xx, or when its retries are exhausted.

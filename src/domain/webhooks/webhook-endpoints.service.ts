@@ -1,4 +1,4 @@
-// Managing webhook endpoints (DESIGN §8, docs/webhooks.md): Instance tokens
+// Managing webhook endpoints (docs/design.md, "Webhooks"; docs/webhooks.md): Instance tokens
 // only, the secret shown once, targets refused when they point inside the
 // server's own network (checked again at every delivery).
 import { ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../errors.js';

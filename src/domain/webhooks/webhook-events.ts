@@ -1,4 +1,4 @@
-// The events Parley sends (docs/webhooks.md, DESIGN §8) and the one way to
+// The events Parley sends (docs/webhooks.md; docs/design.md, "Webhooks") and the one way to
 // put an event in the outbox from application code. Room and presence events
 // are written by triggers (migrations/0006_webhooks.sql); whatever else
 // causes an event calls enqueueEvent inside the transaction of its change,

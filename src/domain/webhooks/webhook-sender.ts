@@ -1,4 +1,4 @@
-// One HTTP POST of a webhook (DESIGN §8): to the address that was checked
+// One HTTP POST of a webhook (docs/design.md, "Webhooks"): to the address that was checked
 // (address-policy.ts), never following a redirect (a 3xx is a failure like
 // any non-2xx), within a time limit, reading at most a little of the answer.
 // node:http does no redirects and lets us pin the address through `lookup`

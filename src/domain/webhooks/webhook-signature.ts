@@ -1,10 +1,10 @@
-// Standard Webhooks signing (https://www.standardwebhooks.com, DESIGN §8):
+// Standard Webhooks signing (https://www.standardwebhooks.com; docs/design.md, "Webhooks"):
 // `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`, keyed with the
 // decoded bytes of the secret after its `whsec_` prefix.
 import { createHmac, randomBytes } from 'node:crypto';
 
 const PREFIX = 'whsec_';
-/** 32 bytes: above the 24 DESIGN §8 asks for, and the size of the HMAC-SHA256 output. */
+/** 32 bytes: above the 24 that docs/design.md, "Webhooks" asks for, and the size of the HMAC-SHA256 output. */
 const SECRET_BYTES = 32;
 
 export function newWebhookSecret(): string {

@@ -149,7 +149,7 @@ export const roomsRoutes =
       });
     }
 
-    // Participant sessions (DESIGN §9): kept after the room is deleted, as its feedback is.
+    // Participant sessions (docs/design.md, "Participant sessions"): kept after the room is deleted, as its feedback is.
     app.get(
       '/api/rooms/:token/sessions',
       {

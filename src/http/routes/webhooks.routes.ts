@@ -1,4 +1,4 @@
-// Webhook endpoints (DESIGN §8, docs/webhooks.md), for Instance tokens only (403 otherwise, as for feedback).
+// Webhook endpoints (docs/design.md, "Webhooks"; docs/webhooks.md), for Instance tokens only (403 otherwise, as for feedback).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { UUID_PATTERN } from '../../domain/support/ids.js';

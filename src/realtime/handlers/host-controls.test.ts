@@ -1,4 +1,4 @@
-// The waiting room and the host controls (DESIGN §7) over the real
+// The waiting room and the host controls (docs/design.md, "Waiting room") over the real
 // participation service: who waits, what they may see and send, and what
 // admit, deny and remove do, down to the database and the rooms API.
 import { describe, expect, it } from 'vitest';

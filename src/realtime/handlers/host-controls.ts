@@ -1,4 +1,4 @@
-// Host controls (DESIGN §7, docs/call.md "Waiting room"): a host lets a
+// Host controls (docs/design.md, "Waiting room"; docs/call.md, "Waiting room"): a host lets a
 // waiting participant into the call (`admit`), turns it away (`deny`), or
 // removes a guest from the call (`remove`). The database decides
 // (participants.admission), so two tabs of the same host, or two hosts on

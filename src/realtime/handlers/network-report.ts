@@ -1,5 +1,5 @@
 // `network-report`: what the participant's browser measured lately, stored
-// for the participant sessions' network summary (DESIGN §9, docs/api.md). A
+// for the participant sessions' network summary (docs/design.md, "Participant sessions"; docs/api.md). A
 // notification, so nothing is answered; reports beyond the rate (one per
 // 10 s and a few more) are dropped, as they only refine a summary.
 import type { CallHandler } from './call-handler.js';

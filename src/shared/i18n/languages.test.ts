@@ -1,4 +1,4 @@
-// How a page's language is chosen (DESIGN §10), and the message format.
+// How a page's language is chosen (docs/design.md, "Languages and layout"), and the message format.
 import { describe, expect, it } from 'vitest';
 import { formatMessage } from './catalogue.js';
 import { chooseLanguage, directionOf, fromAcceptLanguage } from './languages.js';

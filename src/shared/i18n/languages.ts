@@ -1,4 +1,4 @@
-// The languages of the participant pages (DESIGN §10) and how a page's
+// The languages of the participant pages (docs/design.md, "Languages and layout") and how a page's
 // language is chosen: `?lang=` on the join URL, else the room's `locale`,
 // else the browser's Accept-Language, else English.
 

@@ -1,4 +1,4 @@
-// The call's screen (DESIGN §10): the room's name and a status line on top,
+// The call's screen (docs/design.md, "Languages and layout"): the room's name and a status line on top,
 // the pictures in the middle, the control bar at the bottom, always on
 // screen. The stage places the pictures by what the call is:
 //   alone          a "waiting for the others" message, oneself as an inset
@@ -32,7 +32,7 @@ export interface Stage {
   /** Whether the side panels (chat, invite) are open. */
   setSideOpen(open: boolean): void;
   showControls(...buttons: HTMLElement[]): void;
-  /** Whether the screen is the waiting room (DESIGN §7: `data-testid="waiting-room"`). */
+  /** Whether the screen is the waiting room (docs/design.md, "Waiting room": `data-testid="waiting-room"`). */
   setWaiting(on: boolean): void;
   /** The host's list of people waiting, above the pictures. */
   showWaitingList(panel: HTMLElement): void;
