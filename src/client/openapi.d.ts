@@ -35,6 +35,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/organizations/{org_id}/frame-ancestors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An organization's narrowing of its tenant's embedding origins, and the list in effect */
+        get: operations["adminGetOrganizationFrameAncestors"];
+        /** Narrow the tenant's embedding origins for an organization's rooms (null stops narrowing) */
+        put: operations["adminSetOrganizationFrameAncestors"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/tenants": {
         parameters: {
             query?: never;
@@ -707,6 +725,252 @@ export interface operations {
                     "application/json": {
                         enabled: boolean | null;
                         feature: string;
+                    };
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Body over 64 KiB */
+            413: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body is too large"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Body that is not JSON */
+            415: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unsupported Media Type: text/plain"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    adminGetOrganizationFrameAncestors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What the organization's rooms allow: its list as far as the tenant's goes, else the tenant's. */
+                        effective_frame_ancestors: string[];
+                        frame_ancestors: string[] | null;
+                    };
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    adminSetOrganizationFrameAncestors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    frame_ancestors: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What the organization's rooms allow: its list as far as the tenant's goes, else the tenant's. */
+                        effective_frame_ancestors: string[];
+                        frame_ancestors: string[] | null;
                     };
                 };
             };

@@ -24,4 +24,11 @@ export interface JoinPageData {
    * shows (docs/call.md, "Join").
    */
   network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay'; ttlSeconds: number | null };
+  /**
+   * Embedding (docs/design.md, "Embedding"): `origins`, the exact origins that
+   * may frame this page (its CSP frame-ancestors), the only ones it posts
+   * events to and takes commands from (none: neither); `minimal`
+   * (`?minimal=1`), no header, for small boxes.
+   */
+  embed: { origins: string[]; minimal: boolean };
 }

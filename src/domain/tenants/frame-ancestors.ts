@@ -1,5 +1,6 @@
 // Which sites may show a tenant's join pages in an iframe: the CSP
-// `frame-ancestors` of those pages (docs/call.md "Embedding"). Each entry is
+// `frame-ancestors` of those pages (docs/call.md "Embedding"), and the only
+// origins the pages talk to over postMessage (docs/embedding.md). Each entry is
 // an origin an integrator embeds the call in. The list goes verbatim into a
 // response header, so an entry is accepted only in a form that cannot carry
 // anything else (no `;`, space, quote, wildcard or path).
@@ -47,4 +48,14 @@ export function checkFrameAncestors(values: unknown): string[] {
     );
   }
   return [...new Set(origins as string[])];
+}
+
+/**
+ * The origins in effect for an organization's rooms (docs/design.md,
+ * "Embedding"): its own list where it has one, but only as far as its
+ * tenant's goes (a tenant that drops an origin drops it for every
+ * organization); the tenant's list where it has none.
+ */
+export function narrowed(tenant: readonly string[], organization: readonly string[] | null): string[] {
+  return organization === null ? [...tenant] : organization.filter((origin) => tenant.includes(origin));
 }

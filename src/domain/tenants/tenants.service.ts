@@ -7,7 +7,7 @@ import { hashSecret } from '../support/secrets.js';
 import { canonicalTimezone } from '../support/timezone.js';
 import { FieldErrors, checkName, checkUrl } from '../support/validate.js';
 import { isFeature } from './features.js';
-import { checkFrameAncestors } from './frame-ancestors.js';
+import { checkFrameAncestors, narrowed } from './frame-ancestors.js';
 import type { TenantsRepo } from './tenants.repo.js';
 
 export const API_TOKEN_PREFIX = 'prl_';
@@ -19,6 +19,13 @@ export interface IssuedToken {
   organization_id: string | null;
   label: string | null;
   created_at: Date;
+}
+
+export interface OrganizationFrameAncestors {
+  /** The organization's own list, null where it has none. */
+  frame_ancestors: string[] | null;
+  /** What its rooms' pages allow: its list as far as the tenant's goes, else the tenant's. */
+  effective_frame_ancestors: string[];
 }
 
 interface Deps {
@@ -141,6 +148,35 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       await requireTenant(tenantId);
       await repo.setFrameAncestors(tenantId, origins);
       return origins;
+    },
+
+    /**
+     * An organization's narrowing of its tenant's list (null: it has none) and
+     * the list in effect for its rooms (docs/design.md, "Embedding").
+     */
+    async organizationFrameAncestors(organizationId: string): Promise<OrganizationFrameAncestors> {
+      const org = await requireOrganization(organizationId);
+      const lists = await repo.embeddingLists(org.tenant_id, org.id);
+      return { frame_ancestors: lists.organization, effective_frame_ancestors: narrowed(lists.tenant, lists.organization) };
+    },
+
+    /** Narrows (or, with null, stops narrowing) the tenant's list for an organization's rooms: only origins of the tenant's list. */
+    async setOrganizationFrameAncestors(organizationId: string, values: unknown): Promise<OrganizationFrameAncestors> {
+      const origins = values === null ? null : checkFrameAncestors(values);
+      const org = await requireOrganization(organizationId);
+      const tenant = await repo.frameAncestors(org.tenant_id);
+      const outside = origins?.find((origin) => !tenant.includes(origin));
+      if (outside !== undefined) {
+        throw ValidationError.of('frame_ancestors', 'inclusion', `must be origins of the tenant's list, which an organization can only narrow: ${outside} is not on it`);
+      }
+      await repo.setOrganizationFrameAncestors(org.id, origins);
+      return { frame_ancestors: origins, effective_frame_ancestors: narrowed(tenant, origins) };
+    },
+
+    /** The origins that may embed a room's join page, and the only ones the page talks to: its organization's narrowing of its tenant's list. */
+    async embeddingOrigins(tenantId: string, organizationId: string | null): Promise<string[]> {
+      const lists = await repo.embeddingLists(tenantId, organizationId);
+      return narrowed(lists.tenant, lists.organization);
     },
 
     /**

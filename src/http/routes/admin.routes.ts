@@ -213,6 +213,52 @@ function frameAncestorRoutes(app: App, tenants: Tenants): void {
       frame_ancestors: await tenants.setFrameAncestors(id(request.params.tenant_id, 'Tenant'), request.body.frame_ancestors),
     }),
   );
+
+  // An organization narrows the tenant's list for its rooms (docs/design.md, "Embedding"): the CSP and the pages' postMessage follow.
+  const organizationAnswer = Type.Object({
+    frame_ancestors: Nullable(Type.Array(Type.String(), { description: "The organization's own list; null: none, the tenant's applies." })),
+    effective_frame_ancestors: Type.Array(Type.String(), {
+      description: "What the organization's rooms allow: its list as far as the tenant's goes, else the tenant's.",
+    }),
+  });
+
+  app.get(
+    '/admin/organizations/:org_id/frame-ancestors',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'adminGetOrganizationFrameAncestors',
+        summary: "An organization's narrowing of its tenant's embedding origins, and the list in effect",
+        params: orgParams,
+        response: { 200: organizationAnswer, 401: ErrorSchema, 404: ErrorSchema },
+      },
+    },
+    async (request) => tenants.organizationFrameAncestors(id(request.params.org_id, 'Organization')),
+  );
+
+  app.put(
+    '/admin/organizations/:org_id/frame-ancestors',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'adminSetOrganizationFrameAncestors',
+        summary: "Narrow the tenant's embedding origins for an organization's rooms (null stops narrowing)",
+        params: orgParams,
+        body: Type.Object({
+          frame_ancestors: Nullable(
+            Type.Array(Type.String({ maxLength: 255 }), {
+              maxItems: 100,
+              description: "Origins of the tenant's list. Empty: nobody may embed the organization's rooms.",
+            }),
+          ),
+        }),
+        response: { 200: organizationAnswer, ...errors },
+      },
+    },
+    async (request) => tenants.setOrganizationFrameAncestors(id(request.params.org_id, 'Organization'), request.body.frame_ancestors),
+  );
 }
 
 const featureResponse = { 200: Type.Object({ feature: Type.String(), enabled: Nullable(Type.Boolean()) }), ...errors };

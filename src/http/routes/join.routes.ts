@@ -67,7 +67,7 @@ export const joinRoutes =
       let found;
       try {
         const access = await services.participation.resolve(request.params.token);
-        found = access && { ...access, frameAncestors: await services.tenants.frameAncestors(access.room.tenant_id) };
+        found = access && { ...access, frameAncestors: await services.tenants.embeddingOrigins(access.room.tenant_id, access.room.organization_id) };
       } catch (error) {
         if (!isDatabaseUnavailable(error)) throw error;
         return reply.status(503).header('retry-after', String(RETRY_PAGE_SECONDS)).header('refresh', String(RETRY_PAGE_SECONDS)).send(unavailable(request));
@@ -75,7 +75,7 @@ export const joinRoutes =
       if (!found) return reply.status(404).send(invalidLink(request));
       const { room, role } = found;
       const lang = languageOf(request, room.locale);
-      // The room's pages (join and closed) may be embedded where its tenant allows; an unknown link nowhere.
+      // The room's pages (join and closed) may be embedded where its tenant (narrowed by its organization) allows; an unknown link nowhere.
       pageHeaders(reply, publicUrl, found.frameAncestors);
       if (!acceptsParticipants(room.status)) return reply.status(410).send(messagePage(build, lang, 'closed', 'room-closed'));
       if (!build) return reply.status(503).send(messagePage(null, lang, 'unavailable'));
@@ -93,6 +93,7 @@ export const joinRoutes =
         dir: directionOf(lang),
         catalogue: catalogueFor(lang),
         network: pageNetwork(services),
+        embed: { origins: found.frameAncestors, minimal: ['', '1', 'true'].includes(queryValue(request.query, 'minimal') ?? 'no') },
       };
       return reply.send(
         renderPage({
