@@ -68,7 +68,16 @@ describe('readiness', () => {
   });
 
   it('answers in bounded time when checks hang, side by side, counting the hung dependencies as unavailable', async () => {
-    const hang = () => new Promise<void>(() => {});
+    // Side by side, every check is started before any of them can have timed
+    // out: each one looks, a turn of the event loop after it was started, how
+    // many have been started. One after another, the first would see only itself.
+    let started = 0;
+    const seen: number[] = [];
+    const hang = () => {
+      started += 1;
+      setImmediate(() => seen.push(started));
+      return new Promise<void>(() => {});
+    };
     const hung = ['ledger', 'archive', 'mailer'].map((name) => ({ name, check: hang }));
     await withApp([{ name: 'redis', check: hang, optional: true }, ...hung], async (get) => {
       const answer = await get('/readyz');
@@ -76,10 +85,12 @@ describe('readiness', () => {
         statusCode: 503,
         body: { status: 'unavailable', checks: { database: 'ok', redis: 'unavailable', ledger: 'unavailable', archive: 'unavailable', mailer: 'unavailable' } },
       });
-      // Each check has 0.7 s (health.routes.ts), all at once: about 0.7 s in
-      // all. Four checks one after another would take 2.8 s; the bound leaves
-      // room for a loaded machine without letting that through.
-      expect(answer.ms).toBeLessThan(2000);
+      expect(seen).toEqual([4, 4, 4, 4]);
+      console.log(`[bench] /readyz with four hung checks answered in ${Math.round(answer.ms)} ms (each check has 700 ms)`);
+      // The bound is the behaviour: a check without it never answers (this
+      // test's own 20 s limit). Each check has 0.7 s (health.routes.ts), about
+      // 0.7 s in all; 10 s is far above that on a loaded machine.
+      expect(answer.ms).toBeLessThan(10_000);
     });
   });
 });
