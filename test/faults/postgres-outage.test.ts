@@ -11,12 +11,20 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOwnPostgres, testDb, type OwnPostgres } from '../helpers/database.js';
 import { adminTenantToken, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
+import { eventually, sleep } from '../helpers/wait.js';
 
 const MODE = testDb === 'postgres' ? 'immediate' : 'fast';
 const CLIENTS = 4;
 const OUTAGE_MS = 2_500;
-/** A request while the database is away must be answered within this (pg's connect timeout is 5 s). */
-const FAIL_FAST_MS = 6_000;
+/**
+ * A request while the database is away must be answered within this. The bound
+ * is the behaviour ("no hang"): a request left waiting for a connection that
+ * never comes back is cut off by this test at 30 s (the fetch's own limit).
+ * A working build answers in milliseconds (the figure is printed as
+ * outageMaxMs); 15 s is far above that on a loaded machine, and above pg's
+ * 5 s connect timeout, so it catches only a hang.
+ */
+const FAIL_FAST_MS = 15_000;
 
 let cluster: OwnPostgres | undefined;
 let server: ServerProcess | undefined;
@@ -39,12 +47,12 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     try {
       await admin.query('alter system set synchronous_commit = on');
       await admin.query('select pg_reload_conf()');
-      // The reload is a signal: wait until the server has read it (bounded).
-      const until = Date.now() + 10_000;
-      while ((await admin.query("select setting from pg_settings where name = 'synchronous_commit'")).rows[0].setting !== 'on' && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect((await admin.query("select setting from pg_settings where name = 'synchronous_commit'")).rows[0].setting).toBe('on');
+      // The reload is a signal: wait until the server has read it.
+      await eventually(
+        async () => (await admin.query("select setting from pg_settings where name = 'synchronous_commit'")).rows[0].setting === 'on',
+        60_000,
+        'synchronous_commit on after the reload',
+      );
     } finally {
       await admin.end();
     }
@@ -73,16 +81,18 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
         result.ms = Date.now() - started;
         results.push(result);
         // Clients back off as Retry-After says, a little.
-        if (result.status === 503) await new Promise((r) => setTimeout(r, 100));
+        if (result.status === 503) await sleep(100);
       }
     };
     const load = Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The load is under way: every client has had a room created.
+    await eventually(() => results.filter((r) => r.status === 201).length >= CLIENTS, 60_000, 'rooms created before the outage');
 
     phase = 'outage';
     await cluster.halt(MODE);
     const stoppedAt = Date.now();
-    await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
+    // The outage's length is the scenario, not a wait for something.
+    await sleep(OUTAGE_MS / 2);
     const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(FAIL_FAST_MS) }).catch((error) => {
       // The server is gone: show why.
       console.log(server!.output.filter((line) => !line.includes('"msg":"request"')).join('\n'));
@@ -90,21 +100,23 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     });
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ checks: { database: 'unavailable' } });
-    await new Promise((r) => setTimeout(r, OUTAGE_MS / 2));
+    await sleep(OUTAGE_MS / 2);
 
     phase = 'restarted';
     await cluster.resume();
     const restartedAt = Date.now();
-    // Recovery by itself: the load keeps going until created rooms come back, bounded.
-    while (!results.some((r) => r.phase === 'restarted' && r.status === 201) && Date.now() - restartedAt < 20_000) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const recoveredAt = results.find((r) => r.phase === 'restarted' && r.status === 201) ? Date.now() : null;
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Recovery by itself: the load keeps going until created rooms come back
+    // (a generous deadline: a build that never recovers misses it), then until
+    // the last requests of every client all succeeded.
+    await eventually(() => results.some((r) => r.phase === 'restarted' && r.status === 201), 60_000, 'a room created after the restart');
+    const recoveredAt = Date.now();
+    await eventually(() => {
+      const since = results.filter((r) => r.phase === 'restarted');
+      return since.length >= CLIENTS * 4 && since.slice(-CLIENTS * 2).every((r) => r.status === 201);
+    }, 60_000, 'the last requests after the restart all created');
     stopping = true;
     await load;
 
-    expect(recoveredAt).not.toBeNull();
     // Nothing but created rooms and 503s; the 503s in the documented shape, with Retry-After.
     for (const r of results) {
       expect(r.error, r.key).toBeUndefined();
@@ -119,7 +131,7 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     expect(Math.max(...during.map((r) => r.ms))).toBeLessThan(FAIL_FAST_MS);
     // After the restart, the service is back without anyone restarting it: the last requests all succeed.
     const tail = results.slice(-CLIENTS * 2);
-    expect(tail.every((r) => r.status === 201)).toBe(true);
+    expect(tail.map((r) => r.status)).toEqual(tail.map(() => 201));
 
     // Nothing acknowledged is lost; what got a 503 is retried with its key and makes one room at most.
     const auth = { authorization: `Bearer ${token}` };
@@ -138,7 +150,7 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
     expect((await waitForExit(server, 20_000)).code).toBe(0);
     const outageAnswers = during.map((r) => r.ms).sort((a, b) => a - b);
     console.log(
-      'postgres-outage',
+      '[bench] postgres-outage',
       JSON.stringify({
         mode: MODE,
         requests: results.length,
@@ -147,7 +159,7 @@ describe(`PostgreSQL stopped (-m ${MODE}) and restarted under load`, () => {
         duringOutage: during.length,
         outageMedianMs: outageAnswers[Math.floor(outageAnswers.length / 2)],
         outageMaxMs: outageAnswers.at(-1),
-        recoveredMsAfterRestart: recoveredAt! - restartedAt,
+        recoveredMsAfterRestart: recoveredAt - restartedAt,
         outageMs: restartedAt - stoppedAt,
         committedBehind503: replayed,
       }),
