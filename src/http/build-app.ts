@@ -11,6 +11,7 @@ import { errorHandler, frameworkErrorHandler } from './error-handler.js';
 import { answerUnmetExpectations, clientErrorHandler } from './hooks/client-errors.js';
 import { concurrencyGate } from './hooks/concurrency-gate.js';
 import { gracefulClose } from './hooks/graceful-close.js';
+import { lingerAfterRefusedBody } from './hooks/lingering-close.js';
 import { createRateLimiter, rateLimitHook } from './hooks/rate-limit.js';
 import { apiSecurityHeaders } from './hooks/security-headers.js';
 import { childLoggerOnFirstUse, createLogging } from '../observability/logging.js';
@@ -83,6 +84,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ error: 'Not found' }));
   app.addHook('onRequest', apiSecurityHeaders);
   gracefulClose(app);
+  lingerAfterRefusedBody(app);
   answerUnmetExpectations(app.server);
 
   // One line per response, with the route pattern instead of the URL: URLs
