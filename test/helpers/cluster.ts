@@ -69,7 +69,7 @@ export async function startTwoNodes(env: Record<string, string>): Promise<TwoNod
         const [host, guest] = [await participant(), await participant()];
         await join(host, `${a.url}/join/${room.access_token}`, 'Dr. Ada');
         await join(guest, `${b.url}/join/${room.guest_token}`, 'Pat');
-        await Promise.all([expectFlowingFrom(host, 1, 20_000), expectFlowingFrom(guest, 1, 20_000)]);
+        await Promise.all([expectFlowingFrom(host, 1, 45_000), expectFlowingFrom(guest, 1, 45_000)]);
         return { room, host, guest };
       },
       close,
