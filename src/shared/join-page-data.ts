@@ -21,7 +21,7 @@ export interface JoinPageData {
    * own (user "page-<random>", short-lived; `ttlSeconds` from now, null
    * without TURN): the join screen's network check gathers candidates with
    * them, and so does the call's first connection, made while the join screen
-   * shows (docs/call.md, "Join").
+   * shows (docs/call.md, "Join to first remote frame").
    */
   network: { iceServers: IceServerInfo[]; iceTransportPolicy: 'all' | 'relay'; ttlSeconds: number | null };
   /**
