@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMBED_CACHE_CONTROL, embedRoutes, loadEmbedScript } from '../../src/http/routes/embed.routes.js';
 
-/** DESIGN §11 and issue 42: "one small ES module (budget: under 5 kB gzip)". */
+/** docs/design.md, "Embedding": one small ES module, within a budget of 5 kB gzip. */
 const BUDGET_GZIP_BYTES = 5 * 1024;
 
 const script = loadEmbedScript();

@@ -13,7 +13,7 @@ import { parseEmbedEvent, PROTOCOL_VERSION } from '../../../src/shared/embed-pro
 /** This file's version (docs/embedding.md, "Versions"); the messages carry the protocol's (`parley: 1`). */
 export const version = '1.0.0';
 
-/** What the call asks of the browser (DESIGN §11); a cross-origin iframe gets none of it unless its parent delegates it. */
+/** What the call asks of the browser (docs/design.md, "Embedding"); a cross-origin iframe gets none of it unless its parent delegates it. */
 const ALLOW = 'camera; microphone; display-capture; fullscreen; autoplay';
 
 const STYLE =
