@@ -163,13 +163,20 @@ describe('the waiting room', () => {
         const socket = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws');
         const received: { type: string; code?: string }[] = [];
         socket.onmessage = (event) => received.push(JSON.parse(String(event.data)));
+        // Waits for the replies themselves (a generous deadline), not for a time they may take.
+        const replies = async (count: number) => {
+          const deadline = Date.now() + 30_000;
+          while (received.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        };
         await new Promise((resolve) => (socket.onopen = resolve));
         socket.send(JSON.stringify({ type: 'join', requestId: 'j', joinToken, displayName: 'Eve', participantToken }));
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await replies(1);
         socket.send(JSON.stringify({ type: 'chat', requestId: 'c', text: 'let me in' }));
         socket.send(JSON.stringify({ type: 'signal', to: 'AAAAAAAAAAAAAAAAAAAAAA', data: { candidate: null } }));
         socket.send(JSON.stringify({ type: 'invite-create', requestId: 'i' }));
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await replies(4);
+        // Proves that nothing more comes (a chat relayed back, an invite), as a short watch.
+        await new Promise((resolve) => setTimeout(resolve, 300));
         socket.close();
         return received;
       },
