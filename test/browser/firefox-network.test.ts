@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call', () => {
-  it('recovers by itself, twice: the banner shows and goes, same participants, media back both ways', { timeout: 150_000 }, async () => {
+  it('recovers by itself, twice: the banner shows and goes, same participants, media back both ways', { timeout: 300_000 }, async () => {
     const room = await world!.createRoom();
     const host: ChromiumPage = await world!.hostPage();
     const participant = await firefoxParticipant(firefox!);
@@ -73,19 +73,21 @@ describe.skipIf(skip !== null)('a Firefox guest whose address changes mid-call',
         const changedAt = Date.now();
         const address = network!.changeAddress();
         guestLog.push(`${new Date().toISOString()} test: guest address now ${address}; the guest's connections were ${paths.join(' | ')}`);
-        const banner = guest.waitForSelector(testId('reconnecting'), { visible: true, timeout: 5000 }).then(() => Date.now() - changedAt);
+        const banner = guest.waitForSelector(testId('reconnecting'), { visible: true, timeout: 20_000 }).then(() => Date.now() - changedAt);
         banner.catch(() => {}); // awaited below
         await waitForStall(guest);
         // While it recovers, the guest is still in the call for the integrator.
         expect(await participants()).toEqual(before);
-        const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 20_000), measureRecovery(host, changedAt, 20_000)]);
+        const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 60_000), measureRecovery(host, changedAt, 60_000)]);
         const bannerAfter = await banner;
         const both = Math.max(guestBack, hostBack);
         console.log(
-          `Firefox guest, address change ${change}: banner after ${bannerAfter} ms; media back at the guest after ${guestBack} ms, at the host after ${hostBack} ms (both: ${both} ms)`,
+          `[network] Firefox guest, address change ${change}: banner after ${bannerAfter} ms; media back at the guest after ${guestBack} ms, at the host after ${hostBack} ms (both: ${both} ms)`,
         );
-        expect(both).toBeLessThan(15_000);
-        await guest.waitForSelector(testId('reconnecting'), { hidden: true, timeout: 10_000 });
+        // The bound is the behaviour: a slow detection (TCP timeouts: minutes) would miss it. A working
+        // build recovers in a few seconds (printed above); 30 s is far above that on a loaded machine.
+        expect(both).toBeLessThan(30_000);
+        await guest.waitForSelector(testId('reconnecting'), { hidden: true, timeout: 30_000 });
         expect(await participants()).toEqual(before);
         await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
         await sleep(1000);

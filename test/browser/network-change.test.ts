@@ -27,16 +27,17 @@ async function changeAddressAndRecover(world: NetworkWorld, network: GuestNetwor
   for (let change = 1; change <= times; change++) {
     const changedAt = Date.now();
     network.changeAddress();
-    const banner = guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 5000 }).then(() => Date.now() - changedAt);
+    const banner = guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 20_000 }).then(() => Date.now() - changedAt);
     await waitForStall(guest);
     // While it recovers, the guest is still in the call for the integrator.
     expect(await participants()).toEqual(before);
-    const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 20_000), measureRecovery(host, changedAt, 20_000)]);
+    const [guestBack, hostBack] = await Promise.all([measureRecovery(guest, changedAt, 60_000), measureRecovery(host, changedAt, 60_000)]);
     const bannerAfter = await banner;
-    console.log(`address change ${change}: banner after ${bannerAfter} ms; media back at the guest after ${guestBack} ms, at the host after ${hostBack} ms`);
-    // A slow detection (TCP timeouts: minutes) would miss this bound.
-    expect(Math.max(guestBack, hostBack)).toBeLessThan(10_000);
-    await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 10_000 });
+    console.log(`[network] address change ${change}: banner after ${bannerAfter} ms; media back at the guest after ${guestBack} ms, at the host after ${hostBack} ms`);
+    // The bound is the behaviour: a slow detection (TCP timeouts: minutes) would miss it. A working
+    // build recovers in a few seconds (printed above); 30 s is far above that on a loaded machine.
+    expect(Math.max(guestBack, hostBack)).toBeLessThan(30_000);
+    await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 30_000 });
     expect(await participants()).toEqual(before);
     await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
     await sleep(1000);
@@ -58,14 +59,14 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
     }
   });
 
-  it('recovers by itself, twice in a row: told on both sides, same participant, media back both ways', { timeout: 120_000 }, async () => {
+  it('recovers by itself, twice in a row: told on both sides, same participant, media back both ways', { timeout: 240_000 }, async () => {
     const call = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     await changeAddressAndRecover(world, network, call, 2);
     // The guest is still the same participant, on its first peer connection (ICE restarted, not rebuilt).
     expect(await callConnectionStates(call.guest)).toHaveLength(1);
   });
 
-  it('tells the host on the guest\u2019s tile while the guest is gone, and stops saying it when the guest is back', { timeout: 90_000 }, async () => {
+  it('tells the host on the guest\u2019s tile while the guest is gone, and stops saying it when the guest is back', { timeout: 180_000 }, async () => {
     const { host, guest } = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     // 'good' first is this test's starting point. A new connection's first samples can be 'fair'
     // (its send estimate starts under 400 kbit/s and ramps up; a loaded machine adds round-trip
@@ -76,16 +77,16 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
     // Down long enough for the host's page to see the guest's media gone.
     network.linkDown();
     const notice = host.getByTestId('peer-notice');
-    await notice.waitFor({ state: 'visible', timeout: 8000 });
+    await notice.waitFor({ state: 'visible', timeout: 20_000 });
     expect(await notice.textContent()).toContain('Patient');
     expect(await host.getByTestId('connection-quality').getAttribute('data-level')).toBe('lost');
     // The host's own connection is fine: no banner there.
     expect(await host.getByTestId('reconnecting').isVisible()).toBe(false);
-    await guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 5000 });
-    await sleep(3000);
+    await guest.getByTestId('reconnecting').waitFor({ state: 'visible', timeout: 20_000 });
+    await sleep(3000); // the outage's length is the scenario, not a wait for something
     network.linkUp();
-    await notice.waitFor({ state: 'hidden', timeout: 15_000 });
-    await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 15_000 });
+    await notice.waitFor({ state: 'hidden', timeout: 30_000 });
+    await guest.getByTestId('reconnecting').waitFor({ state: 'hidden', timeout: 30_000 });
     await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
   });
 });
@@ -99,7 +100,7 @@ describe.skipIf(skip)('the guest\u2019s address changes in a relay-only call (TU
   });
   afterAll(() => turnWorld?.close());
 
-  it('recovers through new allocations, made with credentials renewed during the call, still relayed on both sides', { timeout: 90_000 }, async () => {
+  it('recovers through new allocations, made with credentials renewed during the call, still relayed on both sides', { timeout: 180_000 }, async () => {
     const call = await world.call({ host: 'Dr Lee', guest: 'Patient' });
     const relayedOnly = async () => {
       for (const page of [call.host, call.guest]) {
