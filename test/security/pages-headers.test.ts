@@ -247,7 +247,7 @@ describe('redirects go only to the stored return URLs', () => {
     const res = await call('GET', `/join/${room.guest_token}?${q}`);
     expect(res.statusCode).toBe(200);
     expect(res.body).not.toContain('evil.example');
-    expect(Object.keys(dataOf(res.body)).sort()).toEqual(['catalogue', 'dir', 'displayName', 'joinToken', 'lang', 'network', 'page', 'role', 'roomName', 'settings']);
+    expect(Object.keys(dataOf(res.body)).sort()).toEqual(['catalogue', 'dir', 'displayName', 'embed', 'joinToken', 'lang', 'network', 'page', 'role', 'roomName', 'settings']);
 
     const client = await server.connect();
     const joined = await client.join(room.guest_token, 'Pat');

@@ -8,7 +8,7 @@ import { canonicalTimezone } from '../support/timezone.js';
 import { FieldErrors, checkName, checkUrl } from '../support/validate.js';
 import { isFeature } from './features.js';
 import { checkFrameAncestors, narrowed } from './frame-ancestors.js';
-import type { TenantsRepo } from './tenants.repo.js';
+import type { Organization, TenantsRepo } from './tenants.repo.js';
 
 export const API_TOKEN_PREFIX = 'prl_';
 
@@ -150,10 +150,32 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       return origins;
     },
 
+    ...embeddingOrigins(repo, requireOrganization),
+
     /**
-     * An organization's narrowing of its tenant's list (null: it has none) and
-     * the list in effect for its rooms (docs/design.md, "Embedding").
+     * First start on an empty database: create the tenant `default` with an
+     * Instance API token, and return the token so it can be printed once.
      */
+    async bootstrapDefaultTenant(): Promise<string | null> {
+      if ((await repo.countTenants()) > 0) return null;
+      // Nodes starting together on an empty database: only the one that claims the flag goes on.
+      if (!(await repo.claimFlag('default-tenant-created', clock.now()))) return null;
+      const tenant = await this.createTenant({ name: 'default' });
+      return (await this.issueToken(tenant.id, { label: 'created at first start' })).token;
+    },
+  };
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;
+
+/**
+ * Who may embed an organization's rooms, and whom their pages talk to
+ * (docs/design.md, "Embedding"): the organization's narrowing of its tenant's
+ * frame-ancestors.
+ */
+function embeddingOrigins(repo: TenantsRepo, requireOrganization: (id: string) => Promise<Organization>) {
+  return {
+    /** The organization's own list (null: it has none) and the list in effect for its rooms. */
     async organizationFrameAncestors(organizationId: string): Promise<OrganizationFrameAncestors> {
       const org = await requireOrganization(organizationId);
       const lists = await repo.embeddingLists(org.tenant_id, org.id);
@@ -173,24 +195,10 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       return { frame_ancestors: origins, effective_frame_ancestors: narrowed(tenant, origins) };
     },
 
-    /** The origins that may embed a room's join page, and the only ones the page talks to: its organization's narrowing of its tenant's list. */
+    /** The origins that may embed a room's join page, and the only ones the page talks to. */
     async embeddingOrigins(tenantId: string, organizationId: string | null): Promise<string[]> {
       const lists = await repo.embeddingLists(tenantId, organizationId);
       return narrowed(lists.tenant, lists.organization);
     },
-
-    /**
-     * First start on an empty database: create the tenant `default` with an
-     * Instance API token, and return the token so it can be printed once.
-     */
-    async bootstrapDefaultTenant(): Promise<string | null> {
-      if ((await repo.countTenants()) > 0) return null;
-      // Nodes starting together on an empty database: only the one that claims the flag goes on.
-      if (!(await repo.claimFlag('default-tenant-created', clock.now()))) return null;
-      const tenant = await this.createTenant({ name: 'default' });
-      return (await this.issueToken(tenant.id, { label: 'created at first start' })).token;
-    },
   };
 }
-
-export type TenantsService = ReturnType<typeof createTenantsService>;
