@@ -85,8 +85,12 @@ export function errorBodyProblem(res: LightMyRequestResponse): string | null {
   return null;
 }
 
-/** Fails the property (with the reason) when an answer breaks the contract; bounded in time, so a stall fails too. */
-export async function checkedRequest(ctx: TestContext, options: Parameters<TestContext['request']>[0], limitMs = 5_000): Promise<LightMyRequestResponse> {
+/**
+ * Fails the property (with the reason) when an answer breaks the contract; bounded in time, so a hang
+ * fails too (with the request that hung, not the test's limit). One request takes milliseconds; 15 s
+ * is far above that on a loaded machine (whose stalls last 1-3 s), and only a hang misses it.
+ */
+export async function checkedRequest(ctx: TestContext, options: Parameters<TestContext['request']>[0], limitMs = 15_000): Promise<LightMyRequestResponse> {
   let timer: NodeJS.Timeout | undefined;
   const stalled = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms: ${options.method} ${String(options.url).slice(0, 200)}`)), limitMs);

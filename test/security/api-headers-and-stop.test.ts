@@ -5,6 +5,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
+import { eventually } from '../helpers/wait.js';
 
 describe('API response headers', () => {
   let ctx: TestContext;
@@ -39,7 +40,8 @@ describe('API response headers', () => {
 });
 
 describe('stopping', () => {
-  it('answers the request in progress (Connection: close), takes no new one, and does not wait for idle or silent sockets', async () => {
+  // Above the 30 s bound below: a stop that waits on the sockets fails on the bound, not on the test's limit.
+  it('answers the request in progress (Connection: close), takes no new one, and does not wait for idle or silent sockets', { timeout: 120_000 }, async () => {
     const ctx = await createTestContext({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
     const tenant = await ctx.tenant();
     await ctx.app.listen({ port: 0, host: '127.0.0.1' });
@@ -71,16 +73,22 @@ describe('stopping', () => {
     await inProgress;
     const stoppedAt = Date.now();
     const closing = ctx.app.close();
-    await new Promise((r) => setTimeout(r, 50));
-    // No new connection gets in any more.
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } })).rejects.toThrow();
+    // No new connection gets in any more, while the request in progress is still held.
+    await eventually(
+      () => fetch(`http://127.0.0.1:${port}/healthz`, { headers: { connection: 'close' } }).then(() => false, () => true),
+      30_000,
+      'new connections refused',
+    );
     release();
     const res = await answer;
     expect(res.status).toBe(201);
     expect(res.headers.get('connection')).toBe('close');
     await closing;
-    // Node alone would wait 60 s for the silent socket and 72 s for a kept-alive one.
-    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    const stopMs = Date.now() - stoppedAt;
+    console.log(`[bench] stopping with an idle and a silent socket took ${stopMs} ms`);
+    // The bound is the behaviour: Node alone would wait 60 s for the silent socket and 72 s for a
+    // kept-alive one. A working build stops in well under a second; 30 s is far above that on a loaded machine.
+    expect(stopMs).toBeLessThan(30_000);
     expect(silent.destroyed || silent.readableEnded).toBe(true);
     await ctx.services.database.close();
   });

@@ -31,7 +31,11 @@ interface RawAnswer {
   body: string;
 }
 
-/** Writes bytes, reads until the server closes or 1.5 s pass; parses the first response if there is one. */
+/**
+ * Writes bytes, reads until the server closes or 1.5 s pass; parses the first response if there is one.
+ * The 1.5 s proves that nothing came (a server waiting for the rest of a request is allowed to say
+ * nothing); an answer that a stalled machine delays past it counts as none, which is allowed too.
+ */
 function raw(bytes: Buffer | string, limitMs = 1500): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -74,11 +78,13 @@ function answerProblem(answer: RawAnswer, head = false): string | null {
   return documentedShapeProblem({ statusCode: answer.status, headers: answer.headers, body: answer.body } as never);
 }
 
+/**
+ * The server still answers. A hung server never does: the 15 s limit is far above the milliseconds a
+ * working build takes on a loaded machine, and only a hang misses it.
+ */
 async function stillServing(): Promise<void> {
-  const started = Date.now();
-  const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(3000) });
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(15_000) });
   expect(res.status).toBe(200);
-  expect(Date.now() - started).toBeLessThan(3000);
 }
 
 const auth = () => `Authorization: Bearer ${tenant.instanceToken}\r\n`;

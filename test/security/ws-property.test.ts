@@ -270,7 +270,7 @@ async function runSession(target: TargetRoom, joinAs: 'host' | 'guest' | null, f
 }
 
 describe('hostile frames on the signaling socket', () => {
-  it('every frame type, before and after join: documented answers only, nothing leaks to another room', { timeout: 60_000 }, async () => {
+  it('every frame type, before and after join: documented answers only, nothing leaks to another room', { timeout: 240_000 }, async () => {
     const sessions = fc.integer({ min: 0, max: rooms.length - 1 }).chain((i) =>
       fc.record({
         room: fc.constant(i),
@@ -284,8 +284,9 @@ describe('hostile frames on the signaling socket', () => {
         sessionsRun++;
         await runSession(rooms[room]!, joinAs, frames);
       }),
-      // Bounded: at most 45 s of sessions (fewer runs on a slow machine, never a hang).
-      { numRuns: RUNS, interruptAfterTimeLimit: 45_000, markInterruptAsFailure: false },
+      // Bounded: at most 120 s of sessions (fewer runs on a slow machine, never a hang). 150 take about
+      // 10 s on a loaded machine; the 30 required below need only one session every 4 s.
+      { numRuns: RUNS, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: false },
     );
     expect(sessionsRun).toBeGreaterThanOrEqual(30);
 
@@ -293,11 +294,14 @@ describe('hostile frames on the signaling socket', () => {
     expect(observer.client.received.slice(baseline.observer)).toEqual([]);
     expect(victim.client.received.slice(baseline.victim)).toEqual([]);
     expect(victim.client.socket.readyState).toBe(victim.client.socket.OPEN);
-    // The server still answers at once.
+    // The server still answers. The bound is the behaviour (a server the frames hung never answers);
+    // a working build answers in milliseconds, 15 s is far above that on a loaded machine.
     const probe = await server.connect();
     const started = Date.now();
     expect((await probe.join(rooms[0]!.room.guest_token, 'Probe')).type).toBe('joined');
-    expect(await probe.request({ type: 'chat', text: 'still here' })).toMatchObject({ type: 'ack' });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await probe.request({ type: 'chat', text: 'still here' }, 15_000)).toMatchObject({ type: 'ack' });
+    const probeMs = Date.now() - started;
+    console.log(`[bench] ws-property: ${sessionsRun} sessions; a join and a chat afterwards took ${probeMs} ms`);
+    expect(probeMs).toBeLessThan(15_000);
   });
 });

@@ -59,7 +59,11 @@ describe('SIGTERM during a call', () => {
     const closes = await Promise.all([host.closed, guest.closed, waiting.closed, late.closed]);
     expect(closes.map((c) => c.code)).toEqual([1001, 1001, 1001, 1001]);
     expect(await exited).toBe(0);
-    expect(Date.now() - stopAt).toBeLessThan(10_000);
+    const stopMs = Date.now() - stopAt;
+    console.log(`[bench] SIGTERM with four sockets: exited after ${stopMs} ms`);
+    // The bound is the behaviour: a drain that waits on a socket is cut by main.ts's 15 s failsafe (exit 1).
+    // A working build stops in about a second; 14 s is far above that on a loaded machine, and below the failsafe.
+    expect(stopMs).toBeLessThan(14_000);
     // Nobody was told about an error: a drain, not a failure.
     for (const client of [host, guest, waiting, late]) expect(client.all('error')).toEqual([]);
     expect(first.output.join('\n')).not.toMatch(/"level":(50|60)/);
