@@ -42,7 +42,8 @@ describe(`kill -9 under load (${testDb})`, () => {
       while (!killed) {
         const key = `crash-${id}-${++n}`;
         try {
-          const res = await fetch(`${server!.url}/api/rooms`, { method: 'POST', headers: headers(key), body: body(key), signal: AbortSignal.timeout(10_000) });
+          // A create takes milliseconds; only a hung server misses this generous limit.
+          const res = await fetch(`${server!.url}/api/rooms`, { method: 'POST', headers: headers(key), body: body(key), signal: AbortSignal.timeout(60_000) });
           expect(res.status).toBe(201);
           acked.set(key, (await res.json()).token);
         } catch (error) {
@@ -54,7 +55,7 @@ describe(`kill -9 under load (${testDb})`, () => {
     const load = Promise.all(Array.from({ length: LOAD_CLIENTS }, (_, i) => client(i)));
     const loadStarted = Date.now();
     while (acked.size < KILL_AFTER_ACKED && Date.now() - loadStarted < KILL_BY_MS) await new Promise((r) => setTimeout(r, 20));
-    // A little later, so that the kill lands in the middle of requests rather than between them.
+    // A little later, at random, so that the kill lands in the middle of requests rather than between them (the scenario, not a wait).
     await new Promise((r) => setTimeout(r, Math.random() * 100));
     const pid = server.child.pid!;
     killed = true;

@@ -34,7 +34,7 @@ const api = (node: ServerProcess, method: string, url: string, token: string, bo
 const connect = (node: ServerProcess) => Client.open(`ws://127.0.0.1:${node.port}/ws`, ORIGIN);
 
 describe('SIGTERM during a call', () => {
-  it('closes every connection with 1001, exits 0, and the participants resume on the next server', { timeout: 90_000 }, async () => {
+  it('closes every connection with 1001, exits 0, and the participants resume on the next server', { timeout: 240_000 }, async () => {
     const first = await start();
     const tenant = (await api(first, 'POST', '/admin/tenants', ADMIN_TOKEN, { name: 'Shutdown' })).json;
     const apiToken = (await api(first, 'POST', `/admin/tenants/${tenant.id}/tokens`, ADMIN_TOKEN, {})).json.token as string;
