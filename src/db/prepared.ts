@@ -37,9 +37,12 @@ export function compiledStatements(): { name: string; sql: string }[] {
   return [...statementNames].map(([sql, name]) => ({ name, sql }));
 }
 
-/** Stands for the argument of this name in the compiled statement's parameters. */
+/** Stands for the value `name` of the call's argument object number `from` in the compiled statement's parameters. */
 class Placeholder {
-  constructor(readonly name: string) {}
+  constructor(
+    readonly from: number,
+    readonly name: string,
+  ) {}
 }
 
 /**
@@ -48,15 +51,20 @@ class Placeholder {
  * would be fixed at the first build. The statement's shape must not depend on
  * the arguments either: a query that varies with them needs one prepared
  * statement per shape.
+ *
+ * The arguments are one object or several (a room's settings beside the rest
+ * of a write): each call passes them as they are, and the values go to the
+ * statement without being copied into one object first.
  */
-export function prepare<DB, Args extends object, Row>(db: Kysely<DB>, build: (args: Args) => Compilable<Row>): (args: Args) => Promise<Row[]> {
-  const standIns = new Proxy({} as Args, { get: (_target, name) => new Placeholder(String(name)) });
-  const template: CompiledQuery<Row> = build(standIns).compile();
+export function prepare<DB, Args extends object[], Row>(db: Kysely<DB>, build: (...args: Args) => Compilable<Row>): (...args: Args) => Promise<Row[]> {
+  const standIns = Array.from({ length: build.length }, (_, from) => new Proxy({}, { get: (_target, name) => new Placeholder(from, String(name)) }));
+  const template: CompiledQuery<Row> = build(...(standIns as Args)).compile();
   let name = statementNames.get(template.sql);
   if (name === undefined) statementNames.set(template.sql, (name = `parley_${statementNames.size + 1}`));
-  const slots = template.parameters.map((value) => (value instanceof Placeholder ? value.name : null));
-  const parametersOf = (args: Args) => slots.map((slot, i) => (slot === null ? template.parameters[i] : (args as Record<string, unknown>)[slot]));
+  const slots = template.parameters.map((value) => (value instanceof Placeholder ? value : null));
+  const parametersOf = (args: Args) =>
+    slots.map((slot, i) => (slot === null ? template.parameters[i] : (args[slot.from] as Record<string, unknown>)[slot.name]));
   const run = runners.get(db.getExecutor());
-  if (run) return (args) => run(name, template.sql, parametersOf(args)) as Promise<Row[]>;
-  return async (args) => (await db.executeQuery<Row>({ ...template, parameters: parametersOf(args) })).rows;
+  if (run) return (...args) => run(name, template.sql, parametersOf(args)) as Promise<Row[]>;
+  return async (...args) => (await db.executeQuery<Row>({ ...template, parameters: parametersOf(args) })).rows;
 }

@@ -55,6 +55,22 @@ describe('prepare', () => {
     expect(await both({ name: 'Beta' })).toEqual([{ id: '00000000-0000-4000-8000-000000000002' }]);
     expect(await both({ name: 'Alpha' })).toEqual([]);
   });
+
+  it('takes its values from several argument objects, each by its own names', async () => {
+    const { db } = database;
+    // The same name in both objects: each stand-in reads its own object.
+    const find = prepare(db, (first: { name: string }, second: { name: string; zone: string }) =>
+      db
+        .selectFrom('tenants')
+        .select('id')
+        .where((eb) => eb.or([eb('name', '=', first.name), eb('name', '=', second.name)]))
+        .where('timezone', '=', second.zone)
+        .orderBy('id'),
+    );
+    expect(await find({ name: 'Alpha' }, { name: 'Beta', zone: 'Europe/Paris' })).toEqual([{ id: '00000000-0000-4000-8000-000000000002' }]);
+    expect(await find({ name: 'Alpha' }, { name: 'Beta', zone: 'UTC' })).toEqual([{ id: '00000000-0000-4000-8000-000000000001' }]);
+    expect(await find({ name: 'Gamma' }, { name: 'Alpha', zone: 'Europe/Paris' })).toEqual([]);
+  });
 });
 
 // On PostgreSQL each compiled statement is a named one (client.ts): parsed and
