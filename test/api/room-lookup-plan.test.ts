@@ -1,11 +1,11 @@
 // A room found by its token is found through the token's unique index, with
-// the caller's scope checked on the row (byToken in src/domain/rooms/rooms.repo.ts),
+// the caller's scope checked on the row (byToken in src/domain/rooms/room-rows.repo.ts),
 // also on a table without statistics: PGlite never has any (no autovacuum),
 // and there the tenant's index used to tie with the token's, so that GET room
 // read every room of the tenant.
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { byToken } from '../../src/domain/rooms/rooms.repo.js';
+import { byToken } from '../../src/domain/rooms/room-rows.repo.js';
 import { createRoom } from '../helpers/api.js';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 

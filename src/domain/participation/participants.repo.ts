@@ -7,7 +7,8 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Admission, NetworkReport, ParticipantRole, ParticipantsTable } from '../../db/schema.js';
-import type { RoomRow, RoomsRepo, WhichRoom } from '../rooms/rooms.repo.js';
+import type { RoomRow, WhichRoom } from '../rooms/room-rows.repo.js';
+import type { RoomsRepo } from '../rooms/rooms.repo.js';
 
 /** A participant as presence needs it: its network reports are read only by the sessions (sessions.repo.ts). */
 export type ParticipantRow = Omit<Selectable<ParticipantsTable>, 'network_reports'>;

@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { ParticipantRole } from '../../db/schema.js';
-import { byToken, type TokenScope } from '../rooms/rooms.repo.js';
+import { byToken, type TokenScope } from '../rooms/room-rows.repo.js';
 
 export interface NetworkSummary {
   rtt_ms: number | null;
