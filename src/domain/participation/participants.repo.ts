@@ -3,30 +3,17 @@
 // room's row first: two last participants leaving at once cannot both miss
 // that the room became empty. What presence does to the room's status
 // (started, emptied) is the rooms repository's, called inside the same
-// transactions.
-import { sql, type Selectable } from 'kysely';
+// transactions. The repository is one object, in files by concern: joining
+// here, a host's decisions in host-decisions.repo.ts, leaving in
+// presence.repo.ts.
+import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { Admission, NetworkReport, ParticipantRole, ParticipantsTable } from '../../db/schema.js';
+import type { Admission, NetworkReport, ParticipantRole } from '../../db/schema.js';
 import type { RoomRow, WhichRoom } from '../rooms/room-rows.repo.js';
 import type { RoomsRepo } from '../rooms/rooms.repo.js';
-
-/** A participant as presence needs it: its network reports are read only by the sessions (sessions.repo.ts). */
-export type ParticipantRow = Omit<Selectable<ParticipantsTable>, 'network_reports'>;
-
-/** Every column of ParticipantRow, named instead of `*`: the reports would ride along in every join otherwise. */
-const PARTICIPANT_COLUMNS = Object.keys({
-  token: true,
-  room_id: true,
-  role: true,
-  display_name: true,
-  node_id: true,
-  joined_at: true,
-  left_at: true,
-  admission: true,
-} satisfies Record<keyof ParticipantRow, true>) as (keyof ParticipantRow)[];
-const PARTICIPANT_SQL = sql.raw(PARTICIPANT_COLUMNS.join(', '));
-
-type Tx = Parameters<Parameters<ReturnType<Db['transaction']>['execute']>[0]>[0];
+import { hostDecisions } from './host-decisions.repo.js';
+import { connected, PARTICIPANT_COLUMNS, PARTICIPANT_SQL, type ParticipantRow } from './participant-rows.repo.js';
+import { presence } from './presence.repo.js';
 
 /** A new participant's row, without what the repository fills in (room, times, admission). */
 export type NewParticipant = Omit<ParticipantRow, 'left_at' | 'room_id' | 'joined_at' | 'admission'>;
@@ -58,11 +45,6 @@ function opensRoom(token: string): WhichRoom {
     limit 1)`;
 }
 
-/** Who is connected to the room, in the call or waiting, oldest first. */
-function connected(db: Db | Tx, roomId: number): Promise<ParticipantRow[]> {
-  return db.selectFrom('participants').select(PARTICIPANT_COLUMNS).where('room_id', '=', roomId).where('left_at', 'is', null).orderBy('joined_at').execute();
-}
-
 /** Splits the connected others into those in the call and those waiting. */
 function byAdmission(rows: ParticipantRow[]): { peers: ParticipantRow[]; waiting: ParticipantRow[] } {
   return { peers: rows.filter((p) => p.admission === 'admitted'), waiting: rows.filter((p) => p.admission === 'waiting') };
@@ -79,6 +61,9 @@ function waitsSql(joinToken: string) {
 
 export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
   return {
+    ...hostDecisions(db, rooms),
+    ...presence(db, rooms),
+
     /** The room a join token opens and the role it grants: host access, guest access, or an extra guest token. */
     async findByJoinToken(token: string): Promise<{ room: RoomRow; role: ParticipantRole } | null> {
       const room = await db.selectFrom('rooms').selectAll().where(opensRoom(token)).executeTakeFirst();
@@ -166,81 +151,8 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
       });
     },
 
-    /**
-     * A host lets a waiting participant in: the room is locked and started,
-     * the call must have room for one more. The participant, else why not.
-     */
-    async admit(roomId: number, token: string, now: Date, maxInCall: number): Promise<{ ok: true; participant: ParticipantRow } | { ok: false; reason: 'closed' | 'gone' | 'full' }> {
-      return db.transaction().execute(async (tx) => {
-        const room = await rooms.start(tx, sql<boolean>`id = ${roomId}`, now);
-        if (!room) return { ok: false as const, reason: 'closed' as const };
-        const present = await connected(tx, roomId);
-        if (!present.some((p) => p.token === token && p.admission === 'waiting')) return { ok: false as const, reason: 'gone' as const };
-        if (present.filter((p) => p.admission === 'admitted').length >= maxInCall) return { ok: false as const, reason: 'full' as const };
-        const participant = await tx
-          .updateTable('participants')
-          .set({ admission: 'admitted' })
-          .where('token', '=', token)
-          .where('admission', '=', 'waiting')
-          .returning(PARTICIPANT_COLUMNS)
-          .executeTakeFirstOrThrow();
-        return { ok: true as const, participant };
-      });
-    },
-
-    /**
-     * A host turns someone away: a waiting participant is denied, one in the
-     * call is removed (guests only). Either way it has left, and its token
-     * cannot resume. True when the participant was there to turn away.
-     */
-    async turnAway(roomId: number, token: string, decision: 'denied' | 'removed', now: Date): Promise<boolean> {
-      return db.transaction().execute(async (tx) => {
-        await tx.selectFrom('rooms').select('id').where('id', '=', roomId).forUpdate().execute();
-        const result = await tx
-          .updateTable('participants')
-          .set({ admission: decision, left_at: now })
-          .where('token', '=', token)
-          .where('room_id', '=', roomId)
-          .where('role', '=', 'guest')
-          .where('admission', '=', decision === 'denied' ? 'waiting' : 'admitted')
-          .where('left_at', 'is', null)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 0) return false;
-        if (decision === 'removed') await rooms.markEmptied(tx, [roomId], now);
-        return true;
-      });
-    },
-
     /** The participants connected to a room now, in the call or waiting, oldest first. */
     connected: (roomId: number) => connected(db, roomId),
-
-    /**
-     * Marks a participant left if it is still connected through this node;
-     * returns its room id and whether it was in the call or waiting.
-     */
-    async leave(token: string, nodeId: string, now: Date): Promise<{ roomId: number; admission: Admission } | null> {
-      return db.transaction().execute(async (tx) => {
-        const current = await tx
-          .selectFrom('participants')
-          .select(['room_id', 'admission'])
-          .where('token', '=', token)
-          .where('node_id', '=', nodeId)
-          .where('left_at', 'is', null)
-          .executeTakeFirst();
-        if (!current) return null;
-        await tx.selectFrom('rooms').select('id').where('id', '=', current.room_id).forUpdate().execute();
-        const left = await tx
-          .updateTable('participants')
-          .set({ left_at: now })
-          .where('token', '=', token)
-          .where('node_id', '=', nodeId)
-          .where('left_at', 'is', null)
-          .executeTakeFirst();
-        if (Number(left.numUpdatedRows) === 0) return null;
-        await rooms.markEmptied(tx, [current.room_id], now);
-        return { roomId: current.room_id, admission: current.admission };
-      });
-    },
 
     async findParticipant(token: string): Promise<{ participant: ParticipantRow; room: RoomRow } | null> {
       const participant = await db.selectFrom('participants').select(PARTICIPANT_COLUMNS).where('token', '=', token).executeTakeFirst();
@@ -264,38 +176,6 @@ export function createParticipantsRepo(db: Db, rooms: RoomsRepo) {
 
     async insertInvite(roomId: number, token: string, now: Date): Promise<void> {
       await db.insertInto('room_guest_tokens').values({ token, room_id: roomId, kind: 'invite', created_at: now }).execute();
-    },
-
-    /** Records that a node is alive (upsert). */
-    async heartbeat(nodeId: string, now: Date): Promise<void> {
-      await db
-        .insertInto('nodes')
-        .values({ id: nodeId, started_at: now, heartbeat_at: now })
-        .onConflict((oc) => oc.column('id').doUpdateSet({ heartbeat_at: now }))
-        .execute();
-    },
-
-    async removeNode(nodeId: string): Promise<void> {
-      await db.deleteFrom('nodes').where('id', '=', nodeId).execute();
-    },
-
-    /**
-     * Marks as left everyone connected through the given node, or through any
-     * node whose heartbeat is older than `deadBefore` (or that has no row at all).
-     * Returns the participants' rooms. Safe on every node at once.
-     */
-    async leaveNodes(filter: { nodeId: string } | { deadBefore: Date }, now: Date): Promise<number[]> {
-      const condition =
-        'nodeId' in filter
-          ? sql`node_id = ${filter.nodeId}`
-          : sql`node_id not in (select id from nodes where heartbeat_at >= ${filter.deadBefore})`;
-      const result = await sql<{ room_id: number }>`
-        update participants set left_at = ${now}
-        where left_at is null and ${condition}
-        returning room_id`.execute(db);
-      const roomIds = [...new Set(result.rows.map((r) => Number(r.room_id)))];
-      await rooms.markEmptied(db, roomIds, now);
-      return roomIds;
     },
   };
 }

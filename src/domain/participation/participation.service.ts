@@ -1,7 +1,8 @@
 // Taking part in a call: join tokens, participants and presence, invites and
 // feedback. What presence does to the room (started, ended) follows the rules
 // of rooms/room-lifecycle.ts. No transport here: the realtime hub and the page
-// routes call this.
+// routes call this. The node's own part in presence (its registration, the
+// presence job, its retirement) is in node-presence.service.ts.
 import { createHash } from 'node:crypto';
 import type { NetworkReport, Rating } from '../../db/schema.js';
 import { NotFoundError, RoomClosedError } from '../../errors.js';
@@ -13,7 +14,9 @@ import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
 import { TOKEN_PATTERN } from '../support/ids.js';
 import type { TenantsRepo } from '../tenants/tenants.repo.js';
-import type { ParticipantRow, ParticipantsRepo } from './participants.repo.js';
+import { nodePresence } from './node-presence.service.js';
+import type { ParticipantRow } from './participant-rows.repo.js';
+import type { ParticipantsRepo } from './participants.repo.js';
 
 /** A mesh of peer-to-peer connections grows as n²: beyond this a call degrades for everyone. */
 export const MAX_PARTICIPANTS = 8;
@@ -131,10 +134,6 @@ interface Deps {
 }
 
 export function createParticipationService({ repo, rooms, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
-  /** This node's last heartbeat failed (the database was away), and when it worked again. */
-  let heartbeatFailed = false;
-  let databaseBackAt: Date | null = null;
-
   async function resolve(joinToken: string) {
     if (!TOKEN_PATTERN.test(joinToken)) return null;
     return repo.findByJoinToken(joinToken);
@@ -146,6 +145,7 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
   }
 
   return {
+    ...nodePresence({ repo, rooms, clock, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }),
     nodeId,
 
     /** What a join link opens, for the join page: null for an unknown token. */
@@ -250,43 +250,6 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
         rating,
         comment,
       });
-    },
-
-    /** This node is alive; it starts with nobody connected through it (a restart left no sockets open). */
-    async registerNode(): Promise<void> {
-      const now = clock.now();
-      await repo.heartbeat(nodeId, now);
-      await repo.leaveNodes({ nodeId }, now);
-    },
-
-    /**
-     * The periodic presence job, safe on every node at once: heartbeat, mark
-     * the participants of dead nodes as left, end rooms empty for longer than the grace.
-     */
-    async sweep(): Promise<{ endedRooms: number[] }> {
-      const now = clock.now();
-      try {
-        await repo.heartbeat(nodeId, now);
-      } catch (error) {
-        heartbeatFailed = true;
-        throw error;
-      }
-      if (heartbeatFailed) {
-        heartbeatFailed = false;
-        databaseBackAt = now;
-      }
-      const deadBefore = new Date(now.getTime() - nodeDeadAfterSeconds * 1000);
-      // When the database was away, every node's heartbeat is old, not only a
-      // dead one's: the others get NODE_DEAD_AFTER_SECONDS from its return to
-      // beat again before their participants count as gone (docs/deploy.md).
-      if (databaseBackAt === null || databaseBackAt <= deadBefore) await repo.leaveNodes({ deadBefore }, now);
-      return { endedRooms: await rooms.endEmptyRooms(graceWindowStart(now, roomEndGraceSeconds), now) };
-    },
-
-    /** A graceful stop: whoever is still marked connected here has left, and the node is gone. */
-    async retireNode(): Promise<void> {
-      await repo.leaveNodes({ nodeId }, clock.now());
-      await repo.removeNode(nodeId);
     },
   };
 }
