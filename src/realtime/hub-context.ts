@@ -88,6 +88,7 @@ export function createHubContext(options: HubOptions, reactions: HubReactions): 
   // each other. An announcement made before another node subscribed again is
   // lost there, so it is repeated (pages ignore a peer they are connected to).
   options.bus.onReconnected?.(() => {
+    rooms.askForMissedLines();
     rooms.announceAll();
     for (const ms of ANNOUNCE_AGAIN_AFTER_MS) setTimeout(() => rooms.announceAll(), ms).unref();
   });

@@ -6,8 +6,13 @@
 // A participant waiting to be let in (docs/design.md, "Waiting room") is in its room's sessions
 // too, so that a host's decision finds it on whichever node it is, but it is
 // given nothing else of the call.
+//
+// A chat line gets an id and is kept by the node that sent it, for a node
+// that was away from Redis when it went out (chat-lines.ts).
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { HostDecision, SignalBus, SignalEnvelope } from '../domain/buses/signal-bus.js';
+import { createKeptLines, createSeenLines, type SeenLines } from './chat-lines.js';
 import { CloseCode } from './close-codes.js';
 import type { RoomSettings } from '../shared/protocol.js';
 import { endSession, type Session } from './session.js';
@@ -16,6 +21,8 @@ export interface LocalRoom {
   sessions: Set<Session>;
   settings: RoomSettings;
   unsubscribe: () => void;
+  /** The chat lines this room's sessions here were handed already. */
+  seen: SeenLines;
 }
 
 export interface RoomRegistryOptions {
@@ -25,6 +32,8 @@ export interface RoomRegistryOptions {
   onDecision(session: Session, decision: HostDecision['decision']): void;
   /** The first session of a room entered here (true), or the last one left (false). */
   onOccupied?(roomId: number, occupied: boolean): void;
+  /** Wall-clock time in ms, the same on every node (chat lines' `at`). */
+  now?: () => number;
 }
 
 export interface PublishOptions {
@@ -32,16 +41,32 @@ export interface PublishOptions {
   localFallback?: boolean;
   /** Only participants of this role get it. */
   toRole?: 'host';
+  /** A chat line: numbered, and kept by this node once the bus took it, for the nodes that missed it. */
+  line?: boolean;
 }
 
-export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {} }: RoomRegistryOptions) {
+export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}, now = Date.now }: RoomRegistryOptions) {
   const rooms = new Map<number, LocalRoom>();
+  // Only a bus that loses the other nodes and gets them back needs to send a line again.
+  const kept = bus.onReconnected ? createKeptLines(now) : null;
+
+  /** Sends on the bus, for nobody waiting on the outcome: a failure is counted by the bus and dropped here. */
+  function sendQuietly(roomId: number, envelope: SignalEnvelope) {
+    Promise.resolve()
+      .then(() => bus.publish(roomId, envelope))
+      .catch((error: unknown) => log.debug({ err: error }, 'signal bus publish failed'));
+  }
 
   /** What arrived on a room's channel, handed to this node's sessions it is meant for. */
   function deliver(roomId: number, envelope: SignalEnvelope) {
     const room = rooms.get(roomId);
     if (!room) return;
     const { message } = envelope;
+    if (message.type === 'chat-catch-up') {
+      for (const line of kept?.of(roomId) ?? []) sendQuietly(roomId, line);
+      return;
+    }
+    if (!room.seen.firstTime(envelope)) return;
     for (const session of room.sessions) {
       const participant = session.participant;
       if (session.id === envelope.fromSession || !participant || (session.state !== 'joined' && session.state !== 'waiting')) continue;
@@ -62,7 +87,7 @@ export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}
     enter(roomId: number, session: Session, settings: RoomSettings): LocalRoom {
       let room = rooms.get(roomId);
       if (!room) {
-        room = { sessions: new Set(), settings, unsubscribe: bus.subscribe(roomId, (envelope) => deliver(roomId, envelope)) };
+        room = { sessions: new Set(), settings, unsubscribe: bus.subscribe(roomId, (envelope) => deliver(roomId, envelope)), seen: createSeenLines(now) };
         rooms.set(roomId, room);
         onOccupied(roomId, true);
       }
@@ -96,12 +121,13 @@ export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}
      * still get it unless `localFallback` is false: a call whose participants
      * are all on this node goes on (docs/deploy.md, "What happens when…").
      */
-    async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true, toRole }: PublishOptions = {}): Promise<boolean> {
+    async publish(session: Session, to: string | null, message: SignalEnvelope['message'], { localFallback = true, toRole, line }: PublishOptions = {}): Promise<boolean> {
       if (!session.participant) return false;
       const roomId = session.participant.roomId;
-      const envelope: SignalEnvelope = { fromSession: session.id, to, message, ...(toRole ? { toRole } : {}) };
+      const envelope: SignalEnvelope = { fromSession: session.id, to, message, ...(toRole ? { toRole } : {}), ...(line ? { lineId: randomUUID(), at: now() } : {}) };
       try {
         await bus.publish(roomId, envelope);
+        if (line) kept?.keep(roomId, envelope);
         return true;
       } catch (error) {
         log.debug({ err: error }, 'signal bus publish failed');
@@ -126,6 +152,16 @@ export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}
           if (session.state === 'waiting') void registry.publish(session, null, { type: 'participant-waiting', peer }, { toRole: 'host' });
         }
       }
+    },
+
+    /**
+     * After the path between nodes came back: each room with someone here asks
+     * every node in it for the chat lines they keep, for those that went out
+     * while this node could not hear them (chat-lines.ts). The nodes that were
+     * back earlier sent theirs then, which this node missed: hence the asking.
+     */
+    askForMissedLines(): void {
+      for (const roomId of rooms.keys()) sendQuietly(roomId, { fromSession: 'catch-up', to: null, message: { type: 'chat-catch-up' } });
     },
 
     /** Sessions in rooms on this node. */

@@ -19,6 +19,14 @@ export interface HostDecision {
   decision: 'admitted' | 'denied' | 'removed';
 }
 
+/**
+ * Sent to a room by a node whose path to the other nodes is back: every node
+ * there sends the room's chat lines it keeps again (realtime/chat-lines.ts).
+ */
+export interface ChatCatchUp {
+  type: 'chat-catch-up';
+}
+
 export interface SignalEnvelope {
   /** The connection that sent it: never delivered back to that connection. */
   fromSession: string;
@@ -26,7 +34,11 @@ export interface SignalEnvelope {
   to: string | null;
   /** Only participants of this role get it (the waiting list goes to hosts). */
   toRole?: 'host';
-  message: ServerMessage | SessionReplaced | HostDecision;
+  message: ServerMessage | SessionReplaced | HostDecision | ChatCatchUp;
+  /** A chat line's own id, the same each time it is sent: a node delivers it once. */
+  lineId?: string;
+  /** When the sending node sent a chat line first (ms since the epoch, its clock). */
+  at?: number;
 }
 
 export interface SignalBus {
