@@ -36,17 +36,26 @@ const lineOf = (text: string, index: number) => text.slice(0, index).split('\n')
 /** Markdown without its fenced code blocks (their `#` lines are not headings, their brackets not links). */
 const withoutFences = (markdown: string) => markdown.replace(/^ {0,3}(```|~~~)[^\n]*\n[\s\S]*?^ {0,3}\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, ' '));
 
-/** The comments of a source file (what a reader is told), blanked elsewhere so that offsets still give lines. */
-function commentsOf(file: string, text: string): string {
+/**
+ * A source file's comments (what a reader is told) and its code, each with
+ * the other blanked, so that offsets still give lines.
+ */
+function splitComments(file: string, text: string): { comments: string; code: string } {
   const pattern = file.endsWith('.sql') ? /--[^\n]*/g : file.endsWith('.sh') ? /(^|\s)#[^\n]*/g : /\/\*[\s\S]*?\*\/|(?<![:'"`\w\\])\/\/[^\n]*/g;
-  let out = '';
+  const blank = (part: string) => part.replace(/[^\n]/g, ' ');
+  let comments = '';
+  let code = '';
   let at = 0;
   for (const m of text.matchAll(pattern)) {
-    out += text.slice(at, m.index).replace(/[^\n]/g, ' ') + m[0];
+    const between = text.slice(at, m.index);
+    comments += blank(between) + m[0];
+    code += between + blank(m[0]);
     at = m.index + m[0].length;
   }
-  return out + text.slice(at).replace(/[^\n]/g, ' ');
+  return { comments: comments + blank(text.slice(at)), code: code + text.slice(at) };
 }
+const commentsOf = (file: string, text: string) => splitComments(file, text).comments;
+const codeOf = (file: string, text: string) => splitComments(file, text).code;
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, each space a hyphen. */
 function slug(heading: string): string {
@@ -275,7 +284,8 @@ describe('docs/design.md', () => {
         problemsFound.push(`${what}: names no file that exists`);
         continue;
       }
-      const source = files.map((f) => read(f)).join('\n');
+      // In the code, not in a comment that merely mentions it.
+      const source = files.map((f) => codeOf(f, read(f))).join('\n');
       for (const name of spans(functionCell).filter((s) => !isPath(s) && /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/.test(s))) {
         for (const part of name.split('.')) {
           if (!new RegExp(`(?<![\\w$])${part.replace(/\$/g, '\\$')}(?![\\w$])`).test(source)) problemsFound.push(`${what}: ${part} is not in ${files.join(', ')}`);
