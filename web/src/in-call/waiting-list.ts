@@ -1,4 +1,4 @@
-// The host's list of people waiting to be let in (DESIGN §7): one entry per
+// The host's list of people waiting to be let in (docs/design.md, "Waiting room"): one entry per
 // person, with Admit and Deny. Someone new waiting is announced three ways,
 // since a doctor between appointments may be looking at another window: a
 // chime, the page title, and the status line screen readers read out.
