@@ -70,6 +70,20 @@ export interface Config {
   webhooksDisableAfterSeconds: number;
   /** How often each node looks for webhook messages due (the delay of a new event at most). */
   webhooksPollIntervalSeconds: number;
+  /** Group calls through Janus (docs/design.md, "Group calls through an SFU"); 'off' keeps every room peer to peer. */
+  sfu: 'off' | 'janus';
+  /** Janus instances run by the operator (their HTTP API URLs); empty with `sfu: 'janus'`: Parley starts a local one. */
+  janusUrls: string[];
+  /** Janus's api_secret, sent with every request; a local Janus gets a random one when unset. */
+  janusApiSecret: string | null;
+  /** From this many people in the call, its media goes through the SFU. */
+  sfuMinParticipants: number;
+  /** The UDP ports a local Janus uses for media (rtp_port_range). */
+  janusRtpPorts: { min: number; max: number };
+  /** The public address of a local Janus behind a 1:1 NAT (nat_1_1_mapping), or null. */
+  janusPublicIp: string | null;
+  /** The interfaces a local Janus gathers candidates on (ice_enforce_list); empty: all but loopback. */
+  janusInterfaces: string[];
 }
 
 export class ConfigError extends Error {
@@ -128,6 +142,29 @@ function iceServers(env: Env): IceServer[] {
     const { username, credential } = entry as IceServer;
     return { urls, ...(username ? { username } : {}), ...(credential ? { credential } : {}) };
   });
+}
+
+function portRange(env: Env): { min: number; max: number } {
+  const raw = env.JANUS_RTP_PORTS || '20000-40000';
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(raw.trim());
+  const [min, max] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
+  if (!(min >= 1024 && max <= 65535 && min < max)) throw new ConfigError('JANUS_RTP_PORTS', `must be a range like 20000-40000 within 1024-65535, got "${raw}"`);
+  return { min, max };
+}
+
+/** SFU and JANUS_URLS: 'off' unless asked for (the default until the SFU path passed its browser tests: docs/design.md, "Group calls through an SFU"). */
+function sfuSettings(env: Env): { sfu: 'off' | 'janus'; janusUrls: string[] } {
+  const sfu = env.SFU || 'off';
+  if (sfu !== 'off' && sfu !== 'janus') throw new ConfigError('SFU', `must be "off" or "janus", got "${sfu}"`);
+  const janusUrls = (env.JANUS_URLS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .map((u) => httpUrl('JANUS_URLS', u));
+  if (janusUrls.length && sfu === 'off') throw new ConfigError('JANUS_URLS', 'is set but SFU is "off": set SFU=janus to use them');
+  // A local Janus is this node's alone: nodes sharing calls through Redis must share their instances too.
+  if (sfu === 'janus' && !janusUrls.length && env.REDIS_URL) throw new ConfigError('JANUS_URLS', 'must list the Janus instances every node shares when REDIS_URL is set (a local Janus serves one node)');
+  return { sfu, janusUrls };
 }
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -202,6 +239,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     webhooksTimeoutSeconds: integer(env, 'WEBHOOKS_TIMEOUT_SECONDS', 10, 1, 30),
     webhooksDisableAfterSeconds: integer(env, 'WEBHOOKS_DISABLE_AFTER_DAYS', 5, 1, 365) * 86400,
     webhooksPollIntervalSeconds: integer(env, 'WEBHOOKS_POLL_INTERVAL_SECONDS', 1, 1, 60),
+    ...sfuSettings(env),
+    janusApiSecret: env.JANUS_API_SECRET || null,
+    sfuMinParticipants: integer(env, 'SFU_MIN_PARTICIPANTS', 3, 2, 100),
+    janusRtpPorts: portRange(env),
+    janusPublicIp: env.JANUS_PUBLIC_IP || null,
+    janusInterfaces: (env.JANUS_INTERFACES ?? '').split(',').map((i) => i.trim()).filter(Boolean),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);

@@ -17,6 +17,7 @@ import { handOffPlugin } from './calls-process/hand-off.js';
 import { CALLS_METRICS } from './calls-process/messages.js';
 import { createLogging } from './observability/logging.js';
 import { createServices, type Services } from './services.js';
+import { startLocalJanus, type LocalJanus } from './local-janus.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -24,17 +25,27 @@ export interface RunningServer {
   url: string;
   /** Stops accepting, drains in-flight requests, stops jobs, closes the database. */
   close(): Promise<void>;
+  /** The Janus this node started and supervises (SFU=janus without JANUS_URLS), or null. */
+  localJanus: LocalJanus | null;
 }
 
 export async function startServer(
-  config: Readonly<Config>,
+  givenConfig: Readonly<Config>,
   options: { logStream?: NodeJS.WritableStream; announce?: (line: string) => void } = {},
 ): Promise<RunningServer> {
   const announce = options.announce ?? ((line: string) => process.stdout.write(line + '\n'));
+  let config = givenConfig;
   const database = await openDatabase(config);
   let redis: RedisBuses | null = null;
   let calls: CallsProcess | null = null;
+  let localJanus: LocalJanus | null = null;
   try {
+    // SFU=janus and no JANUS_URLS: this node's own Janus (docs/design.md, "Group calls through an SFU"),
+    // which the rest of the node, the calls process included, then sees as its one instance.
+    if (config.sfu === 'janus' && config.janusUrls.length === 0) {
+      localJanus = await startLocalJanus(config, createLogging(config.logLevel, options.logStream).logger);
+      config = Object.freeze({ ...config, janusUrls: [localJanus.url], janusApiSecret: localJanus.apiSecret });
+    }
     await migrate(database);
     // Several nodes share calls through Redis; one node alone needs nothing but itself.
     const metrics = createMetrics();
@@ -96,6 +107,7 @@ export async function startServer(
     return {
       app,
       services,
+      localJanus,
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       async close() {
         // First, as the inline hub does before the HTTP server stops (ws-server.ts): the calls'
@@ -105,12 +117,14 @@ export async function startServer(
         await jobs.stop();
         if (!calls) await services.participation.retireNode().catch((error: unknown) => app.log.warn({ err: error }, 'could not retire this node'));
         await redis?.close();
+        await localJanus?.stop();
         await database.close();
       },
     };
   } catch (error) {
     await calls?.stop();
     await redis?.close();
+    await localJanus?.stop();
     await database.close().catch(() => {});
     throw error;
   }

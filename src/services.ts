@@ -17,6 +17,7 @@ import { createRoomsService } from './domain/rooms/rooms.service.js';
 import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
+import { createSfuRoomsRepo } from './domain/sfu/sfu-rooms.repo.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
 import { createWebhookDeliveryService } from './domain/webhooks/webhook-delivery.service.js';
 import { createWebhookEndpointsRepo } from './domain/webhooks/webhook-endpoints.repo.js';
@@ -52,6 +53,7 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     participants: createParticipantsRepo(db, roomsRepo),
     webhookEndpoints: createWebhookEndpointsRepo(db),
     webhookMessages: createWebhookMessagesRepo(db),
+    sfuRooms: createSfuRoomsRepo(db),
   };
   const allowPrivateNetworks = config.webhooksAllowPrivateNetworks;
   const feedback = createFeedbackService({ repo: repos.feedback, clock });

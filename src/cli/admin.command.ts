@@ -86,6 +86,11 @@ export async function adminCommand(args: string[], call: AdminCall): Promise<unk
       const owner = values.tenant !== undefined ? `tenants/${segment(values.tenant)}` : `organizations/${segment(values.organization!)}`;
       return call('PUT', `/admin/${owner}/features/${segment(feature!)}`, { enabled });
     }
+    case 'sfu list': {
+      // Each Janus instance, whether it answers, and its rooms (docs/design.md, "Group calls through an SFU").
+      noPositionals(options(rest, []).positionals);
+      return call('GET', '/admin/sfu');
+    }
     default:
       throw new UsageError(command ? `unknown admin command "${command}"` : 'admin needs a command, e.g. parley admin tenants list');
   }

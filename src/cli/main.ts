@@ -23,6 +23,7 @@ const USAGE = `Usage: parley <command>
   parley admin features set FEATURE on|off --tenant TENANT_ID
   parley admin features set FEATURE on|off|clear --organization ORG_ID
   parley admin webhooks list --tenant TENANT_ID
+  parley admin sfu list
 
 Features: permanent_rooms, additional_participants.
 start, migrate and cleanup read the server's settings (DATA_DIR, DATABASE_URL, ...).

@@ -53,6 +53,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/sfu": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SFU: each Janus instance, whether it answers, and the rooms pinned to it */
+        get: operations["adminSfu"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/tenants": {
         parameters: {
             query?: never;
@@ -1059,6 +1076,94 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Unsupported Media Type: text/plain"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    adminSfu: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        instances: {
+                            answers: boolean;
+                            configured: boolean;
+                            rooms: number;
+                            url: string;
+                        }[];
+                        sfu: "off" | "janus";
+                    };
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
                      *     }
                      */
                     "application/json": {

@@ -207,6 +207,15 @@ export interface WebhookMessagesTable {
   last_error: string | null;
 }
 
+/** The Janus instance and VideoRoom of a room whose media goes through an SFU (migration 0016). */
+export interface SfuRoomsTable {
+  room_id: number;
+  instance: string;
+  janus_room: number;
+  secret: string;
+  pinned_at: Date;
+}
+
 export interface DeletedRoomSessionsTable {
   participant_token: string;
   tenant_id: string;
@@ -240,6 +249,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   deleted_room_sessions: DeletedRoomSessionsTable;
+  sfu_rooms: SfuRoomsTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

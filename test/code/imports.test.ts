@@ -38,7 +38,7 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: 'database and observability', files: /^src\/(db|observability)\// },
   { name: 'domain', files: /^src\/domain\// },
   { name: 'services', files: /^src\/services\.ts$/ },
-  { name: 'adapters (http, realtime)', files: /^src\/(http|realtime)\// },
+  { name: 'adapters (http, realtime, sfu)', files: /^src\/(http|realtime|sfu)\// },
   { name: 'processes (entries, server, jobs, the calls process, cli)', files: /^src\/([^/]+\.ts|cli\/|calls-process\/)/ },
 ];
 const APART = [/^src\/http\//, /^src\/realtime\//];

@@ -9,6 +9,7 @@ import { secretsEqual } from '../../domain/support/secrets.js';
 import type { Services } from '../../services.js';
 import { ErrorSchema, Nullable, ValidationErrorsSchema, WebhookEndpointSchema } from '../schemas.js';
 import { presentWebhookEndpoint } from './webhooks.routes.js';
+import { sfuAdminRoutes } from './admin-sfu.routes.js';
 
 /** Ids are UUIDs; anything else names nothing (and never reaches a uuid column). */
 function id(value: string, what: string): string {
@@ -49,6 +50,7 @@ export const adminRoutes =
     frameAncestorRoutes(app, services.tenants);
     featureRoutes(app, services.tenants);
     webhookEndpointRoutes(app, services.webhookEndpoints);
+    sfuAdminRoutes(app, services, tags, security);
   };
 
 function tenantRoutes(app: App, tenants: Tenants): void {

@@ -1,0 +1,137 @@
+// A Janus that Parley starts and supervises itself: SFU=janus without
+// JANUS_URLS (docs/design.md, "Group calls through an SFU"). Its
+// configuration is generated into a temporary folder (src/sfu/janus-config.ts),
+// its HTTP API listens on 127.0.0.1 only, and a Janus that dies is started
+// again at the same address, after 0.25 s and doubling with each failure in a
+// row up to 30 s, as the calls process is; the hub recreates the rooms it
+// lost. It stops with the node.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import { writeJanusConfig } from './sfu/janus-config.js';
+import { janusAnswers } from './sfu/janus-client.js';
+
+const FIRST_RETRY_MS = 250;
+const LONGEST_RETRY_MS = 30_000;
+/** A Janus that answers `info` within this long of its start is up; on this machine it takes well under a second. */
+const START_TIMEOUT_MS = 20_000;
+/** Up this long: the next death counts as a first failure again. */
+const HEALTHY_AFTER_MS = 10_000;
+
+export interface LocalJanus {
+  /** The HTTP API's URL (what JANUS_URLS would name). */
+  url: string;
+  apiSecret: string;
+  /** The running process's id (tests kill it to see the supervision work). */
+  readonly pid: number | undefined;
+  /** Resolves once a Janus answers again (after a restart). */
+  whenUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Whether a `janus` binary is on the PATH (the design's default SFU=janus needs one). */
+export function janusInstalled(binary = 'janus', searchPath = process.env.PATH ?? ''): boolean {
+  if (binary.includes('/')) return fs.existsSync(binary);
+  return searchPath.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, binary)));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilAnswers(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`janus exited at start (${child.exitCode ?? child.signalCode})`);
+    if (await janusAnswers(url, 500)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`janus did not answer at ${url} within ${START_TIMEOUT_MS / 1000} s`);
+}
+
+export async function startLocalJanus(config: Readonly<Config>, log: FastifyBaseLogger, binary = 'janus'): Promise<LocalJanus> {
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-janus-'));
+  const httpPort = await freePort();
+  const apiSecret = config.janusApiSecret ?? randomBytes(24).toString('base64url');
+  const configFile = writeJanusConfig({
+    folder,
+    httpPort,
+    apiSecret,
+    rtpPorts: config.janusRtpPorts,
+    publicAddress: config.janusPublicIp,
+    interfaces: config.janusInterfaces,
+    stunServer: null,
+  });
+  const url = `http://127.0.0.1:${httpPort}/janus`;
+  let child: ChildProcess | null = null;
+  let stopping = false;
+  let failures = 0;
+  let up: Promise<void> = Promise.resolve();
+  /** The last lines Janus printed, for the log line of a failed start. */
+  const recent: string[] = [];
+
+  const run = (): Promise<void> => {
+    const started = Date.now();
+    const current = spawn(binary, ['-C', configFile, '-F', folder, '-o'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = current;
+    for (const stream of [current.stdout!, current.stderr!]) {
+      stream.setEncoding('utf8').on('data', (chunk: string) => {
+        recent.push(...chunk.split('\n').filter(Boolean));
+        recent.splice(0, Math.max(0, recent.length - 20));
+      });
+    }
+    current.on('exit', (code, signal) => {
+      if (stopping) return;
+      failures = Date.now() - started > HEALTHY_AFTER_MS ? 1 : failures + 1;
+      const delay = Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), LONGEST_RETRY_MS);
+      log.warn({ code, signal, restartInMs: delay, output: recent.slice(-5) }, 'local janus exited: starting it again');
+      up = new Promise((resolve) => setTimeout(resolve, delay)).then(() => (stopping ? undefined : run()));
+      up.catch((error: unknown) => log.error({ err: error }, 'local janus did not start again'));
+    });
+    return waitUntilAnswers(url, current);
+  };
+
+  try {
+    up = run();
+    await up;
+  } catch (error) {
+    stopping = true;
+    (child as ChildProcess | null)?.kill('SIGKILL');
+    fs.rmSync(folder, { recursive: true, force: true });
+    throw new Error(`could not start a local Janus (${binary}): ${(error as Error).message}\n${recent.slice(-10).join('\n')}`);
+  }
+  log.info({ url, rtpPorts: `${config.janusRtpPorts.min}-${config.janusRtpPorts.max}` }, 'local janus started');
+
+  return {
+    url,
+    apiSecret,
+    get pid() {
+      return child?.pid;
+    },
+    whenUp: () => up,
+    async stop() {
+      stopping = true;
+      const current = child;
+      if (current && current.exitCode === null && current.signalCode === null) {
+        const exited = new Promise((resolve) => current.once('exit', resolve));
+        current.kill('SIGTERM');
+        const killer = setTimeout(() => current.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(killer);
+      }
+      fs.rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

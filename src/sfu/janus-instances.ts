@@ -1,0 +1,101 @@
+// The Janus instances of this node (JANUS_URLS, or the local one) and the
+// VideoRoom of each room (docs/design.md, "Group calls through an SFU"). One
+// session per instance, opened on first use and again after it was lost; a
+// room is pinned in the database to the least loaded instance and its
+// VideoRoom created there with a secret of its own; a room whose instance
+// stopped answering is moved (to another instance, or to a new VideoRoom on
+// the same one once it is back).
+import { randomBytes, randomInt } from 'node:crypto';
+import type { SfuPin, SfuRoomsRepo } from '../domain/sfu/sfu-rooms.repo.js';
+import type { Clock } from '../domain/support/clock.js';
+import { openJanusSession, type JanusSession } from './janus-client.js';
+import { createVideoRoom, destroyVideoRoom, videoRoomExists } from './video-room.js';
+
+/** Publishers a VideoRoom takes: a camera and a screen for each of the most people a call holds with an SFU. */
+export const ROOM_PUBLISHERS = 2 * 32;
+
+export interface JanusInstances {
+  readonly urls: readonly string[];
+  /** The instance's session, opened (again) if need be. */
+  session(instance: string): Promise<JanusSession>;
+  /** The room's pin, its VideoRoom created if this node has not seen it there yet. */
+  room(roomId: number): Promise<SfuPin>;
+  /** The room's instance failed: its new pin, with a VideoRoom ready (null: the room was unpinned meanwhile). */
+  move(failed: SfuPin): Promise<SfuPin | null>;
+  /** The room's VideoRoom goes and the room is unpinned (the call is back to peer to peer, or over). */
+  release(roomId: number): Promise<void>;
+  /** Called when an instance's session is lost (it died, or stopped answering). */
+  onLost(listener: (instance: string) => void): void;
+  close(): Promise<void>;
+}
+
+/** A VideoRoom id: numeric in Janus, kept below 2^52 so that it fits a JSON number and the int8 Parley reads as one. */
+const freshRoom = () => ({ janusRoom: randomInt(1, 2 ** 47), secret: randomBytes(18).toString('base64url') });
+
+export function createJanusInstances(options: { urls: readonly string[]; apiSecret: string | null; repo: SfuRoomsRepo; clock: Clock }): JanusInstances {
+  const { urls, apiSecret, repo, clock } = options;
+  const sessions = new Map<string, Promise<JanusSession>>();
+  /** VideoRooms this node knows exist (instance and room id), so that a join does not ask every time. */
+  const ready = new Set<string>();
+  const lostListeners: ((instance: string) => void)[] = [];
+  let closed = false;
+
+  const session = (instance: string): Promise<JanusSession> => {
+    const existing = sessions.get(instance);
+    if (existing) return existing;
+    const opening = openJanusSession(instance, apiSecret).then((opened) => {
+      opened.onGone(() => {
+        if (sessions.get(instance) === opening) sessions.delete(instance);
+        for (const key of [...ready]) if (key.startsWith(`${instance} `)) ready.delete(key);
+        if (!closed) for (const listener of lostListeners) listener(instance);
+      });
+      return opened;
+    });
+    sessions.set(instance, opening);
+    opening.catch(() => sessions.get(instance) === opening && sessions.delete(instance));
+    return opening;
+  };
+
+  const ensure = async (pin: SfuPin): Promise<SfuPin> => {
+    const key = `${pin.instance} ${pin.janusRoom}`;
+    if (ready.has(key)) return pin;
+    const janus = await session(pin.instance);
+    // Created if missing: an instance restarted under the same address has lost its rooms.
+    if (!(await videoRoomExists(janus, pin))) await createVideoRoom(janus, pin, ROOM_PUBLISHERS);
+    ready.add(key);
+    return pin;
+  };
+
+  return {
+    urls,
+    session,
+    async room(roomId) {
+      const pin = (await repo.find(roomId)) ?? (await repo.pin(roomId, urls, freshRoom(), clock.now()));
+      // Pinned by an older configuration to an instance this node does not know: moved to one it does.
+      if (!urls.includes(pin.instance)) return (await this.move(pin)) ?? ensure(await repo.pin(roomId, urls, freshRoom(), clock.now()));
+      return ensure(pin);
+    },
+    async move(failed) {
+      ready.delete(`${failed.instance} ${failed.janusRoom}`);
+      const moved = await repo.move(failed, urls, freshRoom(), clock.now());
+      return moved ? ensure(moved) : null;
+    },
+    async release(roomId) {
+      const pin = await repo.find(roomId);
+      if (!pin) return;
+      await repo.unpin(roomId);
+      ready.delete(`${pin.instance} ${pin.janusRoom}`);
+      const janus = await session(pin.instance).catch(() => null);
+      if (janus) await destroyVideoRoom(janus, pin).catch(() => undefined);
+    },
+    onLost(listener) {
+      lostListeners.push(listener);
+    },
+    async close() {
+      closed = true;
+      const open = await Promise.allSettled([...sessions.values()]);
+      sessions.clear();
+      await Promise.all(open.map((result) => (result.status === 'fulfilled' ? result.value.destroy() : undefined)));
+    },
+  };
+}

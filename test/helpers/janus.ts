@@ -1,0 +1,57 @@
+// A real Janus for the tests, started and supervised the way `npm start`
+// does (src/local-janus.ts): generated configuration, HTTP API on 127.0.0.1,
+// its own RTP port range. Janus missing fails the test (with CI=true and
+// without): no test skips for want of it (test/README.md).
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { janusInstalled, startLocalJanus, type LocalJanus } from '../../src/local-janus.js';
+
+let nextPorts = 43000 + (process.pid % 40) * 200;
+
+/** A Janus of the test's own; `interfaces` for ICE on a test network (Janus skips loopback). */
+export async function startTestJanus(options: { interfaces?: string[]; apiSecret?: string } = {}): Promise<LocalJanus> {
+  if (!janusInstalled()) throw new Error('janus is not installed: apt-get install janus janus-tools (.ci/run installs it)');
+  const ports = `${nextPorts}-${nextPorts + 99}`;
+  nextPorts += 100;
+  const config = loadConfig({ SFU: 'janus', JANUS_API_SECRET: options.apiSecret ?? 'test-janus-secret', JANUS_RTP_PORTS: ports, JANUS_INTERFACES: (options.interfaces ?? []).join(','), LOG_LEVEL: 'silent' });
+  return startLocalJanus(config, pino({ level: 'silent' }));
+}
+
+/**
+ * A publisher's SDP offer as a browser would send it (Opus and VP8, bundled,
+ * DTLS fingerprint, ICE credentials): enough for Janus to answer. Its ICE never
+ * completes, which is all a test without a browser needs.
+ */
+export function publisherOffer(): string {
+  const fingerprint = Array.from({ length: 32 }, (_, i) => (i * 7 + 16).toString(16).toUpperCase().padStart(2, '0')).join(':');
+  const common = ['c=IN IP4 0.0.0.0', 'a=rtcp:9 IN IP4 0.0.0.0', 'a=ice-ufrag:prly', 'a=ice-pwd:parleyparleyparleyparley', 'a=ice-options:trickle', `a=fingerprint:sha-256 ${fingerprint}`, 'a=setup:actpass'];
+  return [
+    'v=0',
+    'o=- 4611731400430051336 2 IN IP4 127.0.0.1',
+    's=-',
+    't=0 0',
+    'a=group:BUNDLE 0 1',
+    'a=msid-semantic: WMS parley',
+    'm=audio 9 UDP/TLS/RTP/SAVPF 111',
+    ...common,
+    'a=mid:0',
+    'a=sendonly',
+    'a=msid:parley audio0',
+    'a=rtcp-mux',
+    'a=rtpmap:111 opus/48000/2',
+    'a=fmtp:111 minptime=10;useinbandfec=1',
+    'a=ssrc:1111 cname:parley',
+    'm=video 9 UDP/TLS/RTP/SAVPF 96',
+    ...common,
+    'a=mid:1',
+    'a=sendonly',
+    'a=msid:parley video0',
+    'a=rtcp-mux',
+    'a=rtcp-rsize',
+    'a=rtpmap:96 VP8/90000',
+    'a=rtcp-fb:96 nack',
+    'a=rtcp-fb:96 nack pli',
+    'a=ssrc:2222 cname:parley',
+    '',
+  ].join('\r\n');
+}
