@@ -210,6 +210,21 @@ describe('links and citations resolve', () => {
     expect(broken).toEqual([]);
   });
 
+  it('every FILE.md §N in the docs and the code names a numbered heading of that file', () => {
+    const broken: string[] = [];
+    for (const file of [...MARKDOWN, ...CODE]) {
+      const text = read(file);
+      for (const m of text.matchAll(/((?:[\w.-]+\/)*[\w.-]+\.md) §(\d+)((?:, §\d+)*)/g)) {
+        const resolved = resolveFrom(file, m[1]!);
+        const numbers = [m[2]!, ...[...m[3]!.matchAll(/§(\d+)/g)].map((n) => n[1]!)];
+        for (const n of numbers) {
+          if (!resolved || !headingsOf(resolved).texts.some((t) => t.startsWith(`${n}. `))) broken.push(`${file}:${lineOf(text, m.index)}: ${m[1]} §${n}`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it('every FILE.md, "Section" citation in the docs and the code names a heading of that file', () => {
     const broken: string[] = [];
     let citations = 0;
