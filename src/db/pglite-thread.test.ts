@@ -69,6 +69,8 @@ describe('PGlite in a worker thread', () => {
     await started;
     // Sent while the transaction is open, between its two statements.
     const outside = sql`insert into trail (what) values ('outside')`.execute(handle.db);
+    // Proves that nothing happens: the outside statement does not run in the middle of the transaction
+    // (a wait for its absence, so a fixed one; on a stalled machine it proves less, never fails wrongly).
     await new Promise((resolve) => setTimeout(resolve, 50));
     releaseTransaction();
     await Promise.all([transaction, outside]);

@@ -70,11 +70,11 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     if (!(await guest.$(testId('chat-input')))) await clickTestId(guest, 'chat-button');
     await host.getByTestId('chat-input').fill('Hello <i>there</i>');
     await host.getByTestId('chat-send').click();
-    await expect.poll(() => texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>']);
+    await expect.poll(() => texts(guest, 'chat-message'), { timeout: 15_000 }).toEqual(['Dr. Ada: Hello <i>there</i>']);
     await fillTestId(guest, 'chat-input', 'Hi from Firefox');
     await clickTestId(guest, 'chat-send');
     // The host's own message shows as "You", the guest's under the name typed in Firefox.
-    await expect.poll(() => host.getByTestId('chat-message').allTextContents()).toEqual(['You: Hello <i>there</i>', 'Fox: Hi from Firefox']);
+    await expect.poll(() => host.getByTestId('chat-message').allTextContents(), { timeout: 15_000 }).toEqual(['You: Hello <i>there</i>', 'Fox: Hi from Firefox']);
     expect(await texts(guest, 'chat-message')).toEqual(['Dr. Ada: Hello <i>there</i>', 'You: Hi from Firefox']);
 
     // The guest leaves: the host's tile for them goes; feedback; on to the guest's return URL.

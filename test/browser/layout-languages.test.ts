@@ -99,7 +99,7 @@ describe('the chat panel', () => {
       await host.getByTestId('chat-input').fill(text);
       await host.getByTestId('chat-send').click();
     }
-    await expect.poll(() => guest.getByTestId('chat-unread').textContent()).toBe('2');
+    await expect.poll(() => guest.getByTestId('chat-unread').textContent(), { timeout: 15_000 }).toBe('2');
     expect(await guest.getByTestId('chat-button').getAttribute('aria-label')).toBe('Chat, 2 unread messages');
     await guest.getByTestId('chat-button').click();
     await guest.getByTestId('chat-input').waitFor();
@@ -138,10 +138,10 @@ describe('devices during the call', () => {
     expect(await guest.getByTestId('speaker-select').locator('option').count()).toBeGreaterThan(0);
     // Full screen, and back.
     await guest.getByTestId('fullscreen-button').click();
-    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null)).toBe(true);
-    await expect.poll(() => guest.getByTestId('fullscreen-button').textContent()).toBe(en['call.exitFullscreen']);
+    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => guest.getByTestId('fullscreen-button').textContent(), { timeout: 15_000 }).toBe(en['call.exitFullscreen']);
     await guest.getByTestId('fullscreen-button').click();
-    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null)).toBe(false);
+    await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null), { timeout: 15_000 }).toBe(false);
     // The host still decodes new frames from the guest.
     const seen = (await inboundStats(host)).framesDecoded;
     await expect.poll(async () => (await inboundStats(host)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(seen + 20);

@@ -31,7 +31,7 @@ describe('on loopback', () => {
     await page.goto(room.guest_join_url);
     expect(await verdictOf(page)).toEqual({ verdict: 'ready', text: en['check.ready'] });
     await page.getByTestId('speaker-test-button').click();
-    await expect.poll(tones).toBe(4);
+    await expect.poll(tones, { timeout: 15_000 }).toBe(4);
     await page.getByTestId('name-input').fill('Pat');
     await page.getByTestId('join-button').click();
     await page.getByTestId('leave-button').waitFor();

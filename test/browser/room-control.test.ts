@@ -179,7 +179,7 @@ describe('speed', () => {
       await guest.goto(room.guest_join_url);
       await guest.getByTestId('name-input').fill('Guest');
       // Camera and microphone are ready before the clicking starts, as they are for a person looking at the preview.
-      await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
+      await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
       const started = Date.now();
       await guest.getByTestId('join-button').click();
       for (;;) {

@@ -30,7 +30,7 @@ describe('the waiting room', () => {
     const guest = await world.participant({ viewport: { width: 390, height: 844 } });
     await knock(guest, room.guest_join_url, 'Pat Patient');
     // The guest sees themselves and is told what happens; nothing of the call.
-    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
+    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
     await expect.poll(() => guest.getByTestId('call-audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000 }).toBeGreaterThan(0);
     expect(await guest.getByTestId('waiting-room').textContent()).toContain('Waiting for the host');
     for (const id of ['remote-video', 'chat-input', 'invite-button', 'screenshare-button']) expect(await guest.getByTestId(id).count(), id).toBe(0);
@@ -46,8 +46,8 @@ describe('the waiting room', () => {
     // The name is the entry's text; the buttons are inside it.
     expect(await entry.textContent()).toBe('Pat Patient');
     expect(await entry.getByTestId('admit-button').getAttribute('aria-label')).toBe('Admit Pat Patient');
-    await expect.poll(() => host.title()).toMatch(/^\(1\) /);
-    await expect.poll(tones).toBeGreaterThan(0);
+    await expect.poll(() => host.title(), { timeout: 15_000 }).toMatch(/^\(1\) /);
+    await expect.poll(tones, { timeout: 15_000 }).toBeGreaterThan(0);
     expect(await host.getByRole('status').first().textContent()).toContain('Pat Patient is waiting');
 
     const clicked = Date.now();
@@ -195,7 +195,7 @@ describe('removing a participant', () => {
     expect(await guest.getByTestId('remove-button').count()).toBe(0);
     await host.getByTestId('remove-button').click();
     await guest.getByTestId('removed').waitFor();
-    await expect.poll(() => host.getByTestId('remote-video').count()).toBe(0);
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 15_000 }).toBe(0);
     expect((await apiRoom(room.token)).current_participants).toHaveLength(1);
     await guest.reload();
     await guest.getByTestId('join-button').click();

@@ -43,7 +43,8 @@ describe('operations endpoints', () => {
 });
 
 describe('signaling metrics', () => {
-  it('counts well-formed signaling frames by type and open connections', async () => {
+  // Starts a server of its own: on a loaded machine that alone can take most of the config's 20 s.
+  it('counts well-formed signaling frames by type and open connections', { timeout: 120_000 }, async () => {
     const server = await startRealtimeServer();
     try {
       const metrics = async () => (await server.app.inject({ method: 'GET', url: '/metrics' })).body;
@@ -58,7 +59,7 @@ describe('signaling metrics', () => {
       expect(during).not.toMatch(/type="undefined"/);
       expect(during).toMatch(/parley_node_connections 1/);
       client.socket.close();
-      await expect.poll(metrics).toMatch(/parley_node_connections 0/);
+      await expect.poll(metrics, { timeout: 15_000 }).toMatch(/parley_node_connections 0/);
     } finally {
       await server.close();
     }

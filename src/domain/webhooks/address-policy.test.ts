@@ -74,7 +74,11 @@ describe('resolveTarget', () => {
     const never = () => new Promise<never>(() => {});
     const started = Date.now();
     expect(await resolveTargetWithin(new URL('https://slow.example/'), false, 50, never)).toEqual({ refused: expect.stringMatching(/in time/) });
-    expect(Date.now() - started).toBeLessThan(1000);
+    const gaveUpMs = Date.now() - started;
+    console.log(`[bench] a lookup that never answers given up after ${gaveUpMs} ms (limit 50 ms)`);
+    // The bound is the behaviour: without the limit the lookup waits for ever (this test's own limit).
+    // About 50 ms on a working build; 10 s is far above that on a loaded machine.
+    expect(gaveUpMs).toBeLessThan(10_000);
   });
 });
 
