@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CloseCode } from './close-codes.js';
 import { recordingConnection, useHubFixture } from './hub.test-support.js';
 import { openSession } from './session-handle.js';
+import { eventually } from '../../test/helpers/wait.js';
 
 const hub = useHubFixture();
 
@@ -71,7 +72,8 @@ describe('join timeout', () => {
       joining.handle.onFrame(JSON.stringify({ type: 'join', requestId: 'j', joinToken: room.guest_token, displayName: 'Pat' }));
       await hub().settle();
       expect(joining.connection.all('joined')).toHaveLength(1);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Waits for the close itself (100 ms on a quiet machine), not for a time it may take.
+      await eventually(() => idle.connection.closes.length > 0, 15_000, 'the idle connection closed');
       expect(idle.connection.closes).toEqual([{ code: CloseCode.joinTimeout, reason: 'no join' }]);
       expect(joining.connection.closes).toEqual([]);
       idle.handle.onClose();
