@@ -403,7 +403,13 @@ export interface Site {
   close(): Promise<void>;
 }
 
-export async function startSite(render: (url: URL) => string): Promise<Site> {
+/**
+ * `host`: the name the site is reached by. `localhost` makes it another *site*
+ * than a Parley on 127.0.0.1 (not only another origin): a browser then treats
+ * the framed join page as third-party (its storage may be refused), as an
+ * integrator's real site does.
+ */
+export async function startSite(render: (url: URL) => string, options: { host?: 'localhost' | '127.0.0.1' } = {}): Promise<Site> {
   const hits: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -414,7 +420,7 @@ export async function startSite(render: (url: URL) => string): Promise<Site> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    origin: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    origin: `http://${options.host ?? '127.0.0.1'}:${(server.address() as net.AddressInfo).port}`,
     hits,
     close: () =>
       new Promise((resolve) => {

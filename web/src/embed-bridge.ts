@@ -4,11 +4,12 @@
 // - It talks only to the exact origins the server put in the page's data
 //   (the room's frame-ancestors list, its CSP): never "*". With an empty list,
 //   or a page that is not framed, it posts nothing and listens to nothing.
-// - It posts to the parent's own origin where the browser tells it
-//   (location.ancestorOrigins: Chromium, Safari), or once the parent has
-//   spoken from a listed origin; until then (Firefox) to each listed origin,
-//   which the browser delivers only to a parent of exactly that origin (and
-//   the CSP already let only a listed origin frame the page).
+// - It posts to the parent's own origin where the browser names it
+//   (location.ancestorOrigins: Chromium, Safari, Firefox 153 here), or once
+//   the parent has spoken from a listed origin; until then, in a browser
+//   without it, to each listed origin, which the browser delivers only to a
+//   parent of exactly that origin (and the CSP already let only a listed
+//   origin frame the page).
 // - It takes a command only from the parent window, from a listed origin, in
 //   the documented shape (src/shared/embed-protocol.ts), and at a bounded
 //   rate; anything else is dropped without a word, and a command that fails

@@ -116,7 +116,8 @@ export class ParleyRoom extends HTMLElement implements ParleyRoomElement {
     if (this.minimal) src.searchParams.set('minimal', '1');
     const frame = document.createElement('iframe');
     frame.allow = ALLOW;
-    frame.title = this.title || 'Video call';
+    // The frame's accessible name: the element's own title, in the integrator's language; else the product's name, which needs no translation.
+    frame.title = this.title || 'Parley';
     frame.src = src.href;
     this.#origin = src.origin;
     this.#frame = frame;
