@@ -1,6 +1,6 @@
 // Does a connection's ICE gathering wait for the page's main thread? In
 // headless Chromium (test/README.md, "Real browsers on these machines"), a connection made ahead with its
-// offer, as web/src/mesh.ts prepareConnection does, applies the offer and
+// offer, as web/src/spare-connection.ts prepareConnection does, applies the offer and
 // then the page is either idle or busy (one 60 ms task, then three of 15 ms:
 // the call screen's first render and what follows it). Reported: when the
 // gathering state changed and when the first candidate came, ms after

@@ -75,7 +75,7 @@ describe('a call between a host and a guest', () => {
 
   it('joins both from their URLs; each decodes the other\u2019s video and receives audio', async () => {
     await join(host, `${room.host_join_url}?name=${encodeURIComponent('Dr. Ada')}`);
-    // Each page made its first call connection before the guest's Join (mesh.ts prepareConnection;
+    // Each page made its first call connection before the guest's Join (spare-connection.ts prepareConnection;
     // the host, alone in the call, one that can answer: Mesh.readyToAnswer): the guest offers and
     // the host answers with it, and Join makes no other.
     const made = [await connectionsMade(host), await connectionsMade(guest)];
@@ -100,7 +100,7 @@ describe('a call between a host and a guest', () => {
     expect(guestFrames.filter((f) => f.type === 'signal' && f.data.description)).toEqual([]);
     // Its candidates were gathered while the join screen showed: they are in that offer (docs/call.md).
     expect(guestFrames.find((f) => f.type === 'join')?.offer).toMatch(/^a=candidate:.* typ host /m);
-    // The voice before the picture on a thin link (mesh.ts preferAudio), on both sides' call connections.
+    // The voice before the picture on a thin link (audio-priority.ts preferAudio), on both sides' call connections.
     for (const page of [host, guest]) {
       const priorities = await page.evaluate(() =>
         (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs

@@ -6,6 +6,7 @@ import { h, show } from './dom.js';
 import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
 import { prepareCall, type PreparedCall } from './in-call.js';
+import { createCallState } from './in-call/call-state.js';
 import { rememberedName } from './in-call/reconnection.js';
 import { createPrecallCheck } from './precall-check.js';
 import { showPrejoin } from './prejoin.js';
@@ -39,6 +40,8 @@ async function main() {
   const warm = warmSocket(signalingUrl());
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
+  // What the call is, from the join screen to the feedback: what shows or reports it subscribes here.
+  const state = createCallState({ name: displayName, role: data.role, settings: data.settings });
   const check = createPrecallCheck({ network: data.network, ping: () => warm.ping() });
   // The call's first peer connection, made while the person looks at the preview.
   const spare = keepSpareConnection(data.network);
@@ -46,7 +49,7 @@ async function main() {
   // The call's screen, built and laid out hidden while the person looks at the join screen,
   // once the browser has a moment (Join before that builds it at once).
   let call: PreparedCall | null = null;
-  const prepareScreen = () => (call ??= prepareCall({ root, roomName: data.roomName, role: data.role, settings: data.settings }));
+  const prepareScreen = () => (call ??= prepareCall({ root, roomName: data.roomName, state }));
   whenIdle(prepareScreen);
   const { name, media, preview } = await joining;
   prepareScreen().start({
@@ -76,6 +79,7 @@ async function main() {
         participantToken: joined.participantToken,
         returnUrl,
         ...(kind === 'closed' ? { notice: t('end.closedNotice') } : {}),
+        onSent: state.feedbackGiven,
       });
     },
   });

@@ -3,11 +3,20 @@
 // session (the server refuses a second one).
 import { h, show } from './dom.js';
 import { t } from './i18n.js';
+import type { Rating } from './in-call/call-state.js';
 
-const RATINGS = ['good', 'neutral', 'bad'] as const;
+const RATINGS = ['good', 'neutral', 'bad'] as const satisfies readonly Rating[];
 
-export function showFeedback(root: Element, options: { participantToken: string; returnUrl: string; notice?: string }): void {
-  let rating: string | null = null;
+export interface FeedbackOptions {
+  participantToken: string;
+  returnUrl: string;
+  notice?: string;
+  /** The server took the rating (or had one already). */
+  onSent(rating: Rating): void;
+}
+
+export function showFeedback(root: Element, options: FeedbackOptions): void {
+  let rating: Rating | null = null;
   const status = h('p', { class: 'notice', role: 'status' });
   const buttons = RATINGS.map((value) =>
     h('button', { type: 'button', class: 'rating', 'data-testid': `feedback-${value}`, 'aria-pressed': 'false', onclick: () => choose(value) }, t(`feedback.${value}`)),
@@ -16,7 +25,7 @@ export function showFeedback(root: Element, options: { participantToken: string;
   const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'feedback-submit' }, t('feedback.send'));
   const skip = h('button', { type: 'button', 'data-testid': 'feedback-skip', onclick: () => leave() }, t('feedback.skip'));
 
-  function choose(value: string) {
+  function choose(value: Rating) {
     rating = value;
     buttons.forEach((b, i) => b.setAttribute('aria-pressed', String(RATINGS[i] === value)));
   }
@@ -41,6 +50,7 @@ export function showFeedback(root: Element, options: { participantToken: string;
       status.textContent = t('feedback.failed');
       return;
     }
+    options.onSent(rating);
     const thanks = h('p', { 'data-testid': 'feedback-thanks', class: 'thanks', tabindex: -1 }, t('feedback.thanks'));
     show(form, thanks);
     thanks.focus();

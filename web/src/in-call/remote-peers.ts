@@ -1,7 +1,7 @@
-// The other participants as this page knows them: one tile each (camera,
-// name, level meter), a screen tile while one shares, and which received
-// stream is which. Media comes in through track(); the peer connections
-// themselves are the mesh's (../mesh.ts).
+// The other participants' tiles: one each (camera, name, level meter), a
+// screen tile while one shares, and which received stream is which. Media
+// comes in through track(); who is in the call and the peer connections to
+// them are participants.ts's.
 import type { PeerInfo } from '../../../src/shared/protocol.js';
 import { h } from '../dom.js';
 import { bindMeter } from '../meter.js';
@@ -46,7 +46,7 @@ export interface RemotePeers {
   removeAll(): void;
   /** Removes every peer not listed. */
   keepOnly(peerIds: string[]): void;
-  /** A track arrived from a peer, as part of the stream `from`. */
+  /** A track arrived from a peer (one with a tile), as part of the stream `from`. */
   track(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
   mediaState(peerId: string, audio: boolean, video: boolean): void;
   /** The connection to this peer was lost (its own drop, or ours to it), or is back. */
@@ -68,6 +68,48 @@ function qualityLabel(name: string, quality: Quality): string {
   return parts.join(', ');
 }
 
+/** A peer's tile: its camera, name, connection quality, the notice said on it, and for a host the way to remove a guest. */
+function peerTile(info: PeerInfo, options: Pick<RemotePeersOptions, 'canRemove' | 'requestRemove'>): RemotePeer {
+  const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': t('call.videoOf', { name: info.name }) });
+  const caption = h('span', { class: 'name' }, info.name);
+  const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': t('call.microphoneLevelOf', { name: info.name }) });
+  const quality = h(
+    'span',
+    { class: 'quality', 'data-testid': 'connection-quality', 'data-level': 'unknown', role: 'img', 'aria-label': t('quality.unknown', { name: info.name }) },
+    h('span'),
+    h('span'),
+    h('span'),
+  );
+  const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
+  // The caption row: the name, how good the connection is, and for a host the way to remove a guest.
+  const removeButton = options.canRemove(info)
+    ? h('button', {
+        type: 'button',
+        class: 'tile-remove',
+        'data-testid': 'remove-button',
+        // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
+        'data-label': t('host.remove'),
+        'aria-label': t('host.removeName', { name: info.name }),
+        onclick: () => options.requestRemove(info),
+      })
+    : null;
+  const tile = h('figure', { class: 'tile' }, video, notice, h('figcaption', {}, caption, quality, removeButton));
+  return {
+    info,
+    tile,
+    video,
+    caption,
+    meter,
+    quality,
+    notice,
+    lost: false,
+    unbindMeter: () => {},
+    screenId: null,
+    screens: new Map(),
+    streams: new Map(),
+  };
+}
+
 export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   const peers = new Map<string, RemotePeer>();
   let speaker: string | null = null;
@@ -76,51 +118,13 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     if (speaker !== null) void sink.setSinkId?.(speaker).catch(() => {});
   };
 
-  function add(info: PeerInfo): RemotePeer {
+  function add(info: PeerInfo) {
     remove(info.id);
-    const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': t('call.videoOf', { name: info.name }) });
-    const caption = h('span', { class: 'name' }, info.name);
-    const meter = h('meter', { 'data-testid': 'call-audio-indicator', min: 0, max: 1, value: 0, 'aria-label': t('call.microphoneLevelOf', { name: info.name }) });
-    const quality = h(
-      'span',
-      { class: 'quality', 'data-testid': 'connection-quality', 'data-level': 'unknown', role: 'img', 'aria-label': t('quality.unknown', { name: info.name }) },
-      h('span'),
-      h('span'),
-      h('span'),
-    );
-    const notice = h('p', { class: 'tile-notice', 'data-testid': 'peer-notice', role: 'status', hidden: true });
-    // The caption row: the name, how good the connection is, and for a host the way to remove a guest.
-    const removeButton = options.canRemove(info)
-      ? h('button', {
-          type: 'button',
-          class: 'tile-remove',
-          'data-testid': 'remove-button',
-          // Its label is drawn by CSS from data-label, so that the tile's text stays the name.
-          'data-label': t('host.remove'),
-          'aria-label': t('host.removeName', { name: info.name }),
-          onclick: () => options.requestRemove(info),
-        })
-      : null;
-    const tile = h('figure', { class: 'tile' }, video, notice, h('figcaption', {}, caption, quality, removeButton));
-    route(video);
-    if (options.showsMeters()) tile.append(meter);
-    options.addTile(tile);
-    const peer: RemotePeer = {
-      info,
-      tile,
-      video,
-      caption,
-      meter,
-      quality,
-      notice,
-      lost: false,
-      unbindMeter: () => {},
-      screenId: null,
-      screens: new Map(),
-      streams: new Map(),
-    };
+    const peer = peerTile(info, options);
+    route(peer.video);
+    if (options.showsMeters()) peer.tile.append(peer.meter);
+    options.addTile(peer.tile);
     peers.set(info.id, peer);
-    return peer;
   }
 
   function remove(peerId: string) {
@@ -162,7 +166,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   }
 
   return {
-    add: (info) => void add(info),
+    add,
     has: (peerId) => peers.has(peerId),
     remove,
     removeAll: () => {
@@ -172,7 +176,8 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       for (const id of [...peers.keys()]) if (!peerIds.includes(id)) remove(id);
     },
     track: (peerId, track, from) => {
-      const peer = peers.get(peerId) ?? add({ id: peerId, name: t('call.unknownParticipant'), role: 'guest' });
+      const peer = peers.get(peerId);
+      if (!peer) return;
       peer.streams.set(from.id, from);
       placeStreams(peer);
       if (track.kind === 'audio') {

@@ -1,12 +1,15 @@
 // The host's list of people waiting to be let in (docs/design.md, "Waiting room"): one entry per
-// person, with Admit and Deny. Someone new waiting is announced three ways,
-// since a doctor between appointments may be looking at another window: a
-// chime, the page title, and the status line screen readers read out.
+// person, with Admit and Deny, as the call state's list of who knocks says.
+// Someone new waiting is announced three ways, since a doctor between
+// appointments may be looking at another window: a chime, the page title,
+// and the status line screen readers read out.
 import type { PeerInfo } from '../../../src/shared/protocol.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import type { CallState } from './call-state.js';
 
 export interface WaitingListOptions {
+  state: Pick<CallState, 'subscribe' | 'knockEnded'>;
   /** Asks the server; resolves to an error message, or null when done. */
   decide(peerId: string, decision: 'admit' | 'deny'): Promise<string | null>;
   say(message: string): void;
@@ -17,10 +20,6 @@ export interface WaitingListOptions {
 export interface WaitingList {
   /** Shown above the call while someone waits; hidden otherwise. */
   panel: HTMLElement;
-  /** The whole list, as the server gave it on (re)joining. */
-  set(peers: PeerInfo[]): void;
-  add(peer: PeerInfo): void;
-  remove(peerId: string): void;
   stop(): void;
 }
 
@@ -53,7 +52,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
         admit.disabled = deny.disabled = false;
         return;
       }
-      remove(peer.id);
+      options.state.knockEnded(peer.id);
       options.say(decision === 'admit' ? t('waiting.admitted', { name: peer.name }) : t('waiting.denied', { name: peer.name }));
     };
     admit.addEventListener('click', () => void act('admit'));
@@ -61,17 +60,16 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
     return item;
   }
 
-  function add(peer: PeerInfo, announce = true) {
-    const known = entries.has(peer.id);
-    if (known) return;
-    const item = entry(peer);
-    entries.set(peer.id, item);
-    list.append(item);
-    update();
-    if (announce) {
-      options.chime();
-      options.say(t('waiting.someone', { name: peer.name }));
+  /** People who waited before the host arrived come together: one chime and one announcement for all of them. */
+  function add(fresh: PeerInfo[]) {
+    for (const peer of fresh) {
+      const item = entry(peer);
+      entries.set(peer.id, item);
+      list.append(item);
     }
+    update();
+    options.chime();
+    options.say(fresh.length === 1 ? t('waiting.someone', { name: fresh[0]!.name }) : t('waiting.count', { count: entries.size }));
   }
 
   function remove(peerId: string) {
@@ -79,22 +77,15 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
     if (entries.delete(peerId)) update();
   }
 
+  const unsubscribe = options.state.subscribe((change) => {
+    if (change.type === 'knock') add(change.peers);
+    if (change.type === 'knock-ended') remove(change.peer.id);
+  });
+
   return {
     panel,
-    set: (peers) => {
-      const ids = new Set(peers.map((p) => p.id));
-      for (const id of [...entries.keys()]) if (!ids.has(id)) remove(id);
-      const fresh = peers.filter((p) => !entries.has(p.id));
-      for (const peer of fresh) add(peer, false);
-      // People who waited before the host arrived: one chime and one announcement for all of them.
-      if (fresh.length) {
-        options.chime();
-        options.say(fresh.length === 1 ? t('waiting.someone', { name: fresh[0]!.name }) : t('waiting.count', { count: entries.size }));
-      }
-    },
-    add: (peer) => add(peer),
-    remove,
     stop: () => {
+      unsubscribe();
       document.title = baseTitle;
     },
   };
