@@ -15,8 +15,12 @@ import { sleep, waitFor } from '../helpers/wait.js';
 let app: FastifyInstance;
 afterEach(() => app?.close());
 
-/** An app whose handler for /work/:n holds each request until the test finishes it. */
-async function gatedApp(limit: number, maxWaitMs?: number) {
+/**
+ * An app whose handler for /work/:n holds each request until the test finishes it. A request waits
+ * at most `maxWaitMs` for a slot: 60 s unless the test is about that limit, so that a loaded
+ * machine's slowness never turns a wait into a 503.
+ */
+async function gatedApp(limit: number, maxWaitMs = 60_000) {
   app = Fastify();
   const gate = concurrencyGate(limit, maxWaitMs);
   app.addHook('onRequest', gate.hook);
@@ -49,20 +53,25 @@ async function gatedApp(limit: number, maxWaitMs?: number) {
     return { answered, abort: () => request.destroy(), body: () => JSON.parse(body) as unknown, retryAfter: () => retryAfter };
   };
   const finish = (n: string) => finishers.get(n)!();
-  return { send, finish, started, mostAtOnce: () => mostAtOnce, gate };
+  /** Sends each request once the one before it has reached the gate (started or waiting): they arrive in this order, however slow the machine. */
+  const sendInOrder = async (names: string[]) => {
+    const requests = [];
+    for (const n of names) {
+      const before = started.length + gate.waiting();
+      requests.push(send(n));
+      await waitFor(() => started.length + gate.waiting() === before + 1, 15_000, `${n} at the gate`);
+    }
+    return requests;
+  };
+  return { send, sendInOrder, finish, started, mostAtOnce: () => mostAtOnce, gate };
 }
 
 describe('API concurrency gate', () => {
   it('works on at most `limit` requests at once and starts the others in arrival order', async () => {
     const gate = await gatedApp(2);
-    const requests = [];
-    // Spaced, so that they arrive in this order.
-    for (const n of ['a', 'b', 'c', 'd', 'e']) {
-      requests.push(gate.send(n));
-      await sleep(50);
-    }
+    const requests = await gate.sendInOrder(['a', 'b', 'c', 'd', 'e']);
     await waitFor(() => gate.started.length === 2);
-    // The three others have arrived and wait: nothing more starts on its own.
+    // The three others have arrived and wait: nothing more starts on its own (a short watch proves it).
     await sleep(200);
     expect(gate.started).toEqual(['a', 'b']);
     for (const n of ['a', 'b', 'c', 'd', 'e']) {
@@ -79,11 +88,12 @@ describe('API concurrency gate', () => {
     const first = gate.send('first');
     await waitFor(() => gate.started.length === 1);
     const quitter = gate.send('quitter');
-    await sleep(100);
+    await waitFor(() => gate.gate.waiting() === 1, 15_000, 'the quitter waiting');
     quitter.abort();
     await quitter.answered.catch(() => {});
+    await waitFor(() => gate.gate.waiting() === 0, 15_000, 'the quitter gone from the queue');
     const next = gate.send('next');
-    await sleep(100);
+    await waitFor(() => gate.gate.waiting() === 1, 15_000, 'the next one waiting');
     expect(gate.started).toEqual(['first']);
     gate.finish('first');
     expect(await first.answered).toBe(200);
@@ -104,11 +114,7 @@ describe('API concurrency gate', () => {
 
   it('a higher limit starts those waiting at once, in order; a lower one takes effect as requests finish', async () => {
     const gate = await gatedApp(1);
-    const requests = [];
-    for (const n of ['a', 'b', 'c', 'd']) {
-      requests.push(gate.send(n));
-      await sleep(50);
-    }
+    const requests = await gate.sendInOrder(['a', 'b', 'c', 'd']);
     await waitFor(() => gate.started.length === 1);
     await waitFor(() => gate.gate.waiting() === 3);
     gate.gate.setLimit(3);
@@ -153,7 +159,8 @@ describe('API concurrency gate', () => {
 });
 
 describe('Parley with API_CONCURRENCY=1', () => {
-  it('holds a second API request while the first is at work, and never /healthz', async () => {
+  // Starts an app of its own: on a loaded machine that alone can take most of the config's 20 s.
+  it('holds a second API request while the first is at work, and never /healthz', { timeout: 120_000 }, async () => {
     const ctx = await createTestContext({ env: { API_CONCURRENCY: '1' } });
     try {
       const tenant = await ctx.tenant();
@@ -168,17 +175,19 @@ describe('Parley with API_CONCURRENCY=1', () => {
         `POST /api/rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.instanceToken}\r\n` +
           `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
       );
+      // The first reaches the gate before the second is even sent: this process reads the socket it
+      // wrote to before its timers resume this test, stalled or not.
       await sleep(200);
       let secondStatus = 0;
       const second = fetch(`${address}/api/rooms`, { headers: { authorization: `Bearer ${tenant.instanceToken}` } }).then((res) => (secondStatus = res.status));
-      await sleep(300);
+      await sleep(300); // proves that the second does not start
       expect(secondStatus).toBe(0);
       expect((await fetch(`${address}/healthz`)).status).toBe(200);
       const metrics = await (await fetch(`${address}/metrics`)).text();
       expect(metrics).toMatch(/^parley_api_concurrency_limit 1$/m);
       expect(metrics).toMatch(/^parley_api_requests_waiting 1$/m);
       first.write(body);
-      await waitFor(() => firstAnswer.startsWith('HTTP/1.1 201'), 5000, 'the first request answered 201');
+      await waitFor(() => firstAnswer.startsWith('HTTP/1.1 201'), 15_000, 'the first request answered 201');
       expect(await second).toBe(200);
       first.destroy();
     } finally {
@@ -198,7 +207,7 @@ async function holdTurns(forMs: number, turnMs = 15) {
 }
 
 describe('Parley: calls first (src/http/calls-first.ts)', () => {
-  it('lowers the API limit while someone is connected and the turns run long, and gives it back once they leave', async () => {
+  it('lowers the API limit while someone is connected and the turns run long, and gives it back once they leave', { timeout: 120_000 }, async () => {
     const server = await startRealtimeServer({ API_CONCURRENCY: '20' });
     try {
       const limit = async () => Number(/^parley_api_concurrency_limit (\d+)$/m.exec((await server.app.inject('/metrics')).body)?.[1]);
@@ -212,7 +221,7 @@ describe('Parley: calls first (src/http/calls-first.ts)', () => {
       expect(await limit()).toBeLessThanOrEqual(8);
 
       client.terminate();
-      await waitFor(async () => (await limit()) === 20, 5000, 'the limit back at API_CONCURRENCY');
+      await waitFor(async () => (await limit()) === 20, 15_000, 'the limit back at API_CONCURRENCY');
     } finally {
       await server.close();
     }

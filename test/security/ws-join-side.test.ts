@@ -134,7 +134,7 @@ describe('a socket reaches only its own room', () => {
     expect(await a.host.request({ type: 'chat', text: 'for room A only' })).toMatchObject({ type: 'ack' });
     // Room A's own guest gets all of it: the messages were sent, they just never cross.
     expect((await a.guest.next('chat')).text).toBe('for room A only');
-    await sleep(200);
+    await sleep(200); // proves that nothing arrives
     expect(a.guest.all('media-state')).toEqual([{ type: 'media-state', from: a.h.self.id, audio: false, video: false }]);
     expect(a.guest.all('screenshare-started')).toHaveLength(1);
     expect(a.guest.all('signal')).toEqual([]);
@@ -151,7 +151,7 @@ describe('a socket reaches only its own room', () => {
     expect(joined.resumed).toBe(false);
     expect(joined.participantToken).not.toBe(b.g.participantToken);
     expect(joined.peers).toEqual([]);
-    await sleep(200);
+    await sleep(200); // proves that nothing arrives
     expect(b.guest.socket.readyState).toBe(b.guest.socket.OPEN);
     expect(since(b.guest, mark)).toEqual([]);
     expect(b.host.all('peer-left')).toEqual([]);
@@ -193,7 +193,7 @@ describe('a guest cannot act as host', () => {
     for (const type of ['admit', 'deny', 'remove'] as const) {
       for (const peerId of [h.self.id, g.self.id]) expect(await ownHost.request({ type, peerId })).toMatchObject({ type: 'error', code: 'not-found' });
     }
-    await sleep(200);
+    await sleep(200); // proves that nothing arrives
     expect(since(host, mark)).toEqual([]);
   });
 
@@ -221,7 +221,7 @@ describe('a guest cannot act as host', () => {
     expect(joined.self.role).toBe('guest');
     expect(joined.participantToken).not.toBe(h.participantToken);
     expect(await guest.request({ type: 'invite-create' })).toMatchObject({ type: 'error', code: 'forbidden' });
-    await sleep(200);
+    await sleep(200); // proves that nothing arrives
     // The host keeps its connection: no "replaced" (4002), only the newcomer announced.
     expect(host.socket.readyState).toBe(host.socket.OPEN);
     expect(since(host, mark).map((m) => m.type)).toEqual(['peer-joined']);

@@ -49,7 +49,7 @@ describe('frame rate', () => {
     expect(codes.filter((c) => c === 'rate-limited').length).toBeGreaterThan(0);
     // Each request got exactly one reply.
     expect(new Set(repliesTo(client, 'flood-').map((m) => (m as { requestId: string }).requestId)).size).toBe(450);
-    await sleep(1100);
+    await sleep(1100); // the pause the bucket needs to refill (the behaviour's own time: at least this, on any machine)
     expect(await client.request({ type: 'padding' })).toMatchObject({ type: 'error', code: 'unknown-type' });
     expect(client.socket.readyState).toBe(client.socket.OPEN);
   });
@@ -74,7 +74,7 @@ describe('chat', () => {
     expect(accepted).toBe(10);
     expect(replies.filter((r) => r.type === 'error' && r.code === 'rate-limited')).toHaveLength(5);
     await eventually(() => guest.all('chat').length === accepted, 10_000, 'chat delivered');
-    await sleep(200);
+    await sleep(200); // proves that no more arrive
     expect(guest.all('chat')).toHaveLength(accepted);
   });
 
@@ -120,13 +120,13 @@ describe('display names', () => {
 });
 
 describe('a receiver that stops reading', () => {
-  it('is dropped instead of buffering without end, and the sender carries on', { timeout: 30_000 }, async () => {
+  it('is dropped instead of buffering without end, and the sender carries on', { timeout: 120_000 }, async () => {
     const { room, host, guest, g } = await joinedPair(server);
     // The guest's side stops reading from TCP: what a frozen tab or a hostile client looks like.
     (guest.socket as unknown as { _socket: { pause(): void } })._socket.pause();
     const sdp = 'a'.repeat(MAX_FRAME_BYTES - 200);
     for (let i = 0; i < 380; i++) host.send({ type: 'signal', to: g.self.id, data: { description: { type: 'offer', sdp } } });
-    expect((await host.next('peer-left', 20_000)).peerId).toBe(g.self.id);
+    expect((await host.next('peer-left', 60_000)).peerId).toBe(g.self.id);
     expect(await host.request({ type: 'chat', text: 'still here' })).toMatchObject({ type: 'ack' });
     expect((await server.getRoom(room.token)).current_participants).toHaveLength(1);
   });
