@@ -25,7 +25,9 @@ async function withApp(readiness: ReadinessCheck[], run: (get: (url: string) => 
   }
 }
 
-describe('readiness', () => {
+// Each test opens a database and an app of its own: on a loaded machine that alone can take most
+// of the config's 20 s, so the limit is raised to one only a hung test misses.
+describe('readiness', { timeout: 120_000 }, () => {
   it('is 503 while a required dependency is unreachable and 200 again once it is back', async () => {
     let up = false;
     const check = async () => {
