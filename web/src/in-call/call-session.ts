@@ -15,9 +15,9 @@ import type { Controls } from './controls.js';
 import type { HostControls } from './host-controls.js';
 import { startOwnMedia } from './own-media.js';
 import type { Panels } from './panels.js';
-import { createParticipants } from './participants.js';
+import { createParticipants, type Participants } from './participants.js';
 import { connectCall, type Joined } from './reconnection.js';
-import { createScreenShare } from './screen-share.js';
+import { createScreenShare, type ScreenShare } from './screen-share.js';
 import type { Stage } from './stage.js';
 
 /** The longest the join screen stays after Join when the server has not answered yet. */
@@ -53,6 +53,29 @@ export interface CallScreen {
 
 export type CallSession = ReturnType<typeof startCall>;
 
+/** The server's news during the call, each to the part of the page it concerns. */
+async function route(
+  message: ServerMessage,
+  to: Pick<CallScreen, 'state' | 'stage' | 'panels'> & { participants: Pick<Participants, 'handle'>; screenShare: Pick<ScreenShare, 'stop'> },
+): Promise<void> {
+  switch (message.type) {
+    case 'chat':
+      return to.panels.chatMessage(message);
+    case 'settings':
+      to.state.setSettings(message.settings);
+      if (!message.settings.screenshare) to.screenShare.stop(false);
+      return;
+    case 'participant-waiting':
+      return to.state.knocked([message.peer]);
+    case 'waiting-ended':
+      return to.state.knockEnded(message.peerId);
+    case 'error':
+      return to.stage.say(errorText(message.code));
+    default:
+      return to.participants.handle(message);
+  }
+}
+
 export function startCall(screen: CallScreen, options: CallOptions) {
   const { state, stage, panels, view } = screen;
   const { stream } = options;
@@ -79,7 +102,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
       state.waiting(entry.self);
       monitor.rejoined();
     },
-    onMessage: (message) => void onMessage(message),
+    onMessage: (message) => void route(message, { state, stage, panels, participants, screenShare }),
     onEnd: finish,
   });
   const { signaling } = connection;
@@ -144,25 +167,6 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     monitor.rejoined();
     media.announce();
     await screenShare.announceAgain();
-  }
-
-  async function onMessage(message: ServerMessage) {
-    switch (message.type) {
-      case 'chat':
-        return panels.chatMessage(message);
-      case 'settings':
-        state.setSettings(message.settings);
-        if (!message.settings.screenshare) screenShare.stop(false);
-        return;
-      case 'participant-waiting':
-        return state.knocked([message.peer]);
-      case 'waiting-ended':
-        return state.knockEnded(message.peerId);
-      case 'error':
-        return stage.say(errorText(message.code));
-      default:
-        return participants.handle(message);
-    }
   }
 
   async function leave() {

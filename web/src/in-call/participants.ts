@@ -30,6 +30,8 @@ export interface ParticipantsOptions {
   announceScreen(): Promise<void>;
 }
 
+export type Participants = ReturnType<typeof createParticipants>;
+
 export function createParticipants(options: ParticipantsOptions) {
   const { state } = options;
   const peers = createRemotePeers({
