@@ -384,6 +384,8 @@ describe('page weight stated in the docs', () => {
           const ofEmbed = /embed|element|<parley-room>|module/i.test(sentence);
           const where = `${file}:${lineOf(text, m.index)}: "${m[0]}"`;
           const actual = ofEmbed ? embedKb : totalKb;
+          // npm run build makes both; a build of the pages alone (vite build) has no embed module to compare with.
+          if (actual === null && !inCI) continue;
           expect(actual, `${where}: the embed module is built (web/dist/embed/embed.js)`).not.toBeNull();
           const figure = Number(m[2]);
           if (m[1]) expect(actual!, `${where}, the build is ${actual!.toFixed(1)} kB gzip`).toBeLessThan(figure);
