@@ -196,6 +196,8 @@ export class Mesh {
         return;
       }
       peer = this.add(from);
+    } else if ('description' in data && data.description.type === 'offer' && peer.answersOnFreshConnection()) {
+      peer = this.add(from);
     }
     await peer.handle(data).catch(() => {});
   }

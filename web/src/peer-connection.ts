@@ -114,6 +114,20 @@ export class Peer {
     return this.pc.signalingState === 'have-local-offer' && Date.now() - this.offeredAt < OFFER_IN_FLIGHT_MS;
   }
 
+  /**
+   * Whether an offer that crosses this connection's own first one (nothing
+   * from the other side applied yet) is better answered on a fresh
+   * connection, on the polite side: perfect negotiation would roll our offer
+   * back and answer on this one, and Chromium, rolled back while it gathers
+   * that offer's first candidates, then never gathers any for the answer: the
+   * connection stays `new` on both sides for good. Seen when everyone in a
+   * call reloads at once (each new page calls all the others, whose new pages
+   * call it too: test/browser/reload-together.test.ts).
+   */
+  answersOnFreshConnection(): boolean {
+    return this.polite && !this.pc.remoteDescription && (this.makingOffer || this.pc.signalingState === 'have-local-offer');
+  }
+
   /** Whether `sdp` comes from another connection than the one this one has been talking to. */
   isFromNewConnection(sdp: string | undefined): boolean {
     const known = fingerprintOf(this.pc.remoteDescription?.sdp);
