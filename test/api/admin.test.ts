@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestContext, roomBody, type TestContext } from '../helpers/app.js';
 import { expectError, expectFieldErrors, expectUnauthorized } from '../helpers/api.js';
 
+/** A test that starts an app or a server of its own: on a loaded machine that alone can take most of the config's 20 s. */
+const OWN_APP = { timeout: 120_000 };
+
 let ctx: TestContext;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MISSING = '00000000-0000-4000-8000-000000000000';
@@ -49,7 +52,7 @@ describe('authentication', () => {
     expect((await ctx.request({ method: 'GET', url: '/api/rooms', token: token.token })).statusCode).toBe(200);
   });
 
-  it('without PARLEY_ADMIN_TOKEN every admin path is 404, whatever the token', async () => {
+  it('without PARLEY_ADMIN_TOKEN every admin path is 404, whatever the token', OWN_APP, async () => {
     const plain = await createTestContext({ env: { PARLEY_ADMIN_TOKEN: '' } });
     try {
       const tenant = await plain.tenant();

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/app.js';
 import { lintOpenapi } from '../helpers/openapi-lint.js';
 
+/** A test that starts an app or a server of its own: on a loaded machine that alone can take most of the config's 20 s. */
+const OWN_APP = { timeout: 120_000 };
+
 let ctx: TestContext;
 let doc: {
   openapi: string;
@@ -134,7 +137,7 @@ describe('/api/openapi.json as a contract', () => {
     expect([...rules].sort()).toEqual(['no-invalid-schema-examples', 'operation-operationId']);
   });
 
-  it('stays clean without the admin API and without the rate limit (no unused admin scheme)', async () => {
+  it('stays clean without the admin API and without the rate limit (no unused admin scheme)', OWN_APP, async () => {
     const bare = await createTestContext({ env: { PARLEY_ADMIN_TOKEN: '', RATE_LIMIT_PER_MINUTE: '0' } });
     try {
       const other = (await bare.request({ method: 'GET', url: '/api/openapi.json' })).json();
@@ -203,7 +206,7 @@ describe('/api/openapi.json as a contract', () => {
     expectDocumented('getRoom', 401, (await ctx.request({ method: 'GET', url })).headers);
   });
 
-  it('a real 429 carries the headers documented on it', async () => {
+  it('a real 429 carries the headers documented on it', OWN_APP, async () => {
     const limited = await createTestContext({ env: { RATE_LIMIT_PER_MINUTE: '1' } });
     try {
       const { instanceToken: token } = await limited.tenant();

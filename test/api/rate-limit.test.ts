@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createTestContext, manualClock, roomBody, type TestContext, type TestTenant } from '../helpers/app.js';
 
+/** A test that starts an app or a server of its own: on a loaded machine that alone can take most of the config's 20 s. */
+const OWN_APP = { timeout: 120_000 };
+
 const clock = manualClock();
 let ctx: TestContext;
 let tenant: TestTenant;
@@ -101,7 +104,7 @@ describe('per-token rate limit', () => {
 });
 
 describe('rate limit configuration', () => {
-  it('is off with RATE_LIMIT_PER_MINUTE=0: no headers, no 429', async () => {
+  it('is off with RATE_LIMIT_PER_MINUTE=0: no headers, no 429', OWN_APP, async () => {
     const free = await createTestContext({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
     try {
       const t = await free.tenant();

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext, type TestTenant } from '../helpers/app.js';
 import { expectError, expectFieldErrors } from '../helpers/api.js';
 
+/** A test that starts an app or a server of its own: on a loaded machine that alone can take most of the config's 20 s. */
+const OWN_APP = { timeout: 120_000 };
+
 let ctx: TestContext;
 let tenant: TestTenant;
 beforeAll(async () => {
@@ -109,7 +112,7 @@ describe('GET /api/webhook_endpoints', () => {
 });
 
 describe('with WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true', () => {
-  it('accepts a loopback target', async () => {
+  it('accepts a loopback target', OWN_APP, async () => {
     const open = await createTestContext({ env: { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' } });
     try {
       const t = await open.tenant();

@@ -6,6 +6,9 @@ import { en } from '../../src/shared/i18n/en.js';
 import { CATALOGUES } from '../../src/shared/i18n/catalogues/index.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 
+/** A test that starts an app or a server of its own: on a loaded machine that alone can take most of the config's 20 s. */
+const OWN_APP = { timeout: 120_000 };
+
 // A build with one script and one stylesheet, as Vite would make it.
 const build: WebBuild = {
   script: '/assets/call-abc.js',
@@ -187,7 +190,7 @@ describe('the language of the pages', () => {
 });
 
 describe('the join page\u2019s network data (the network check, the call\u2019s first connection)', () => {
-  it('gets the ICE servers the call will use, with TURN credentials of the page\u2019s own that expire, and their life', async () => {
+  it('gets the ICE servers the call will use, with TURN credentials of the page\u2019s own that expire, and their life', OWN_APP, async () => {
     const turnServer = await startRealtimeServer(
       { TURN_SECRET: 'check-secret-0123456789', TURN_URLS: 'turn:turn.example:3478', ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '600' },
       build,
