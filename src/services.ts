@@ -8,7 +8,7 @@ import { createFeedbackService } from './domain/feedback/feedback.service.js';
 import { createIdempotencyRepo } from './domain/idempotency/idempotency.repo.js';
 import { createIdempotencyService } from './domain/idempotency/idempotency.service.js';
 import { createParticipantsRepo } from './domain/participation/participants.repo.js';
-import { createParticipationService } from './domain/participation/participation.service.js';
+import { createParticipationService, MAX_PARTICIPANTS, MAX_PARTICIPANTS_WITH_SFU } from './domain/participation/participation.service.js';
 import { createSessionsRepo } from './domain/participation/sessions.repo.js';
 import { createSessionsService } from './domain/participation/sessions.service.js';
 import { createCleanupService } from './domain/rooms/room-cleanup.service.js';
@@ -82,6 +82,7 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       nodeId: config.nodeId,
       roomEndGraceSeconds: config.roomEndGraceSeconds,
       nodeDeadAfterSeconds: config.nodeDeadAfterSeconds,
+      maxParticipants: config.sfu === 'janus' ? MAX_PARTICIPANTS_WITH_SFU : MAX_PARTICIPANTS,
     }),
     sessions: createSessionsService({ repo: createSessionsRepo(db), clock }),
     webhookEndpoints: createWebhookEndpointsService({

@@ -18,6 +18,13 @@ describe('dispatch', () => {
       'remove',
       'screenshare-start',
       'screenshare-stop',
+      'sfu-answer',
+      'sfu-candidate',
+      'sfu-layer',
+      'sfu-leave',
+      'sfu-publish',
+      'sfu-subscribe',
+      'sfu-unpublish',
       'signal',
     ]);
   });

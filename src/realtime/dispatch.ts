@@ -9,6 +9,7 @@ import { createInvite } from './handlers/invites.js';
 import { leaveCall } from './handlers/leave.js';
 import { recordNetworkReport } from './handlers/network-report.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
+import { sfuAnswer, sfuCandidate, sfuLayer, sfuLeave, sfuPublish, sfuSubscribe, sfuUnpublish } from './handlers/sfu.js';
 import type { HubContext } from './hub-context.js';
 import type { ClientMessage } from '../shared/protocol.js';
 import { fail, reply, type Session } from './session.js';
@@ -29,6 +30,13 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   deny: denyParticipant,
   remove: removeParticipant,
   'network-report': recordNetworkReport,
+  'sfu-publish': sfuPublish,
+  'sfu-unpublish': sfuUnpublish,
+  'sfu-subscribe': sfuSubscribe,
+  'sfu-answer': sfuAnswer,
+  'sfu-candidate': sfuCandidate,
+  'sfu-layer': sfuLayer,
+  'sfu-leave': sfuLeave,
 };
 
 /** What someone waiting to be let in may do: nothing of the call, only give up waiting. */

@@ -13,6 +13,7 @@ import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from '../shared/protocol.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
+import type { SfuCalls } from './sfu-calls.js';
 
 /**
  * When the participants here are announced again after Redis came back: at
@@ -39,6 +40,8 @@ export interface HubOptions {
   joinTimeoutMs?: number;
   /** How long a dropped participant stays in the call while its browser reconnects (0: it leaves at once). */
   reconnectGraceMs?: number;
+  /** Group calls through Janus (sfu-calls.ts); absent: every call is peer to peer. */
+  sfu?: SfuCalls | null;
 }
 
 export interface HubContext {
@@ -52,6 +55,7 @@ export interface HubContext {
   closedRooms: ClosedRooms;
   departures: Departures;
   inFlight: InFlight;
+  sfu: SfuCalls | null;
   /** The server ends a session: it leaves its room here, its socket closes, the close is no drop. */
   endSession(session: Session, code: number, reason: string): void;
 }
@@ -100,6 +104,7 @@ export function createHubContext(options: HubOptions, reactions: HubReactions): 
     open: new Set(),
     rooms,
     closedRooms: createClosedRooms(clock),
+    sfu: options.sfu ?? null,
     departures: createDepartures({ participation, rooms, inFlight, log, reconnectGraceMs: options.reconnectGraceMs ?? 0 }),
     inFlight,
     endSession: (session, code, reason) => endSession(session, code, reason, rooms),

@@ -47,6 +47,7 @@ export function createHub(options: HubOptions) {
     async shutdown(): Promise<void> {
       unsubscribeEvents();
       await shutdownHub(ctx);
+      await ctx.sfu?.close();
     },
   };
 }

@@ -62,6 +62,8 @@ export function connectionClosed(ctx: HubContext, session: Session): void {
   session.ended = true;
   session.state = 'gone';
   ctx.rooms.leave(session);
+  // Its publications and subscription go with the connection, whatever ended it (a removal too).
+  ctx.sfu?.leave(session).catch((error: unknown) => ctx.log.warn({ err: error }, 'sfu handles not released'));
   // A drop (not a leave, not an ejection): the participant is held for the reconnect grace.
   if (!wasEnded && session.participant) ctx.departures.markDropped(session.participant, session);
 }

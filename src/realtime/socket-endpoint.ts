@@ -9,9 +9,19 @@ import type { Services } from '../services.js';
 import { createHub, type Hub } from './hub.js';
 import { MAX_FRAME_BYTES, type ServerMessage } from '../shared/protocol.js';
 import { iceRenewalMs, iceServersFor } from '../domain/participation/turn-credentials.js';
+import { createJanusInstances } from '../sfu/janus-instances.js';
+import { reply } from './session.js';
+import { createSfuCalls, type SfuCalls } from './sfu-calls.js';
 
 /** Connections are pinged in this many groups, one group every 1/PING_SLICES of the heartbeat interval. */
 const PING_SLICES = 10;
+
+/** This node's side of group calls through Janus (docs/design.md, "Group calls through an SFU"). */
+function nodeSfu(services: Services, log: FastifyBaseLogger): SfuCalls {
+  const { config } = services;
+  const instances = createJanusInstances({ urls: config.janusUrls, apiSecret: config.janusApiSecret, repo: services.repos.sfuRooms, clock: services.clock });
+  return createSfuCalls({ instances, minParticipants: config.sfuMinParticipants, log, send: (session, message) => reply(session, message) });
+}
 
 /**
  * Heartbeat intervals in a row with nothing from a connection (no pong, no
@@ -50,6 +60,7 @@ export function createNodeHub(services: Services, log: FastifyBaseLogger): Hub {
     iceRenewalMs: iceRenewalMs(config),
     iceTransportPolicy: config.iceTransportPolicy,
     reconnectGraceMs: config.reconnectGraceSeconds * 1000,
+    sfu: config.sfu === 'janus' ? nodeSfu(services, log) : null,
     observe: {
       message: (type) => services.metrics.signalingMessages.inc({ type }),
       connections: (delta) => services.metrics.connectionsChanged(delta),

@@ -124,7 +124,7 @@ export interface Subscriber {
   /** Janus's offer of the streams asked for. */
   offer: Jsep;
   /** Which mid carries which feed's media (Janus's `streams` list). */
-  streams: { mid: string; feed: number; type: string }[];
+  streams: SubscribedMedia[];
   /** The browser's answer: media flows after it. */
   start(answer: Jsep): Promise<void>;
   /** Streams added (each a feed's, all its media), or removed by feed: Janus's new offer comes back. */
@@ -134,12 +134,26 @@ export interface Subscriber {
   leave(): Promise<void>;
 }
 
-const streamsOf = (data: Record<string, unknown>) =>
+/** One medium a subscription carries: its mid there, the feed it comes from (and that feed's display), audio or video. */
+export interface SubscribedMedia {
+  mid: string;
+  feed: number;
+  display: string;
+  type: string;
+}
+
+const streamsOf = (data: Record<string, unknown>): SubscribedMedia[] =>
   Array.isArray(data.streams)
-    ? (data.streams as { mid?: string; feed_id?: number; type?: string; active?: boolean }[])
+    ? (data.streams as { mid?: string; feed_id?: number; feed_display?: string; type?: string; active?: boolean }[])
         .filter((s) => s.active !== false && typeof s.mid === 'string' && typeof s.feed_id === 'number')
-        .map((s) => ({ mid: s.mid!, feed: s.feed_id!, type: String(s.type ?? '') }))
+        .map((s) => ({ mid: s.mid!, feed: s.feed_id!, display: String(s.feed_display ?? ''), type: String(s.type ?? '') }))
     : [];
+
+/** The publishers in the room now (a synchronous request on any VideoRoom handle). */
+export async function listPublishers(handle: JanusHandle, ref: VideoRoomRef): Promise<Feed[]> {
+  const answer = await handle.request({ request: 'listparticipants', room: ref.janusRoom });
+  return feedsOf((answer.participants as { publisher?: boolean }[] | undefined)?.filter((p) => p.publisher));
+}
 
 /**
  * Joins the room as one subscriber receiving every given feed (Janus 1.x

@@ -68,7 +68,36 @@ export type ClientMessage =
    */
   | { type: 'network-report'; rttMs: number | null; lossPercent: number | null; bitrateKbps: number | null; relayed: boolean | null }
   /** The browser's heartbeat: answered at once with `pong`, so the page notices a dead connection itself. */
-  | { type: 'ping' };
+  | { type: 'ping' }
+  /**
+   * Group calls through the SFU (docs/signaling.md, "Group calls through an
+   * SFU"): the browser's offer of one publication (its camera and microphone,
+   * or its screen), answered with `sfu-answer`; Parley passes it to Janus.
+   */
+  | { type: 'sfu-publish'; requestId: string; kind: SfuKind; offer: string }
+  /** Stops a publication (a screen share ended). */
+  | { type: 'sfu-unpublish'; kind: SfuKind }
+  /** Asks for the one subscription carrying everyone else's media: answered with `sfu-offer` (sdp null while nobody publishes). */
+  | { type: 'sfu-subscribe'; requestId: string }
+  /** The browser's answer to the subscription's latest `sfu-offer`. */
+  | { type: 'sfu-answer'; sdp: string }
+  /** One ICE candidate (null: all gathered) of a publication or of the subscription. */
+  | { type: 'sfu-candidate'; target: SfuKind | 'subscription'; candidate: Record<string, unknown> | null }
+  /** Which simulcast layer of a received video (its mid) this page wants: 0 the smallest. */
+  | { type: 'sfu-layer'; mid: string; substream: 0 | 1 | 2 }
+  /** Back to peer to peer: every publication and the subscription go. */
+  | { type: 'sfu-leave' };
+
+/** A publication: the camera (with the microphone) or a shared screen. */
+export type SfuKind = 'camera' | 'screen';
+
+/** What a subscription's mid carries: whose media, which publication, audio or video. */
+export interface SfuStream {
+  mid: string;
+  peerId: string;
+  kind: SfuKind;
+  media: 'audio' | 'video';
+}
 
 // ---- server -> browser ----
 
@@ -106,6 +135,8 @@ export interface CallEntry {
   iceTransportPolicy: 'all' | 'relay';
   returnUrl: string;
   resumed: boolean;
+  /** Present when the server has an SFU: from this many people in the call, media goes through it. */
+  sfu?: { minParticipants: number };
 }
 
 export type ServerMessage =
@@ -154,7 +185,17 @@ export type ServerMessage =
    */
   | { type: 'ice-servers'; iceServers: IceServerInfo[] }
   /** The room was closed or deleted through the API: the socket closes right after. */
-  | { type: 'room-closed'; reason: 'closed' | 'deleted' };
+  | { type: 'room-closed'; reason: 'closed' | 'deleted' }
+  /** Janus's answer to a publication's offer. */
+  | { type: 'sfu-answer'; requestId: string; kind: SfuKind; sdp: string }
+  /**
+   * The subscription's offer: the reply to `sfu-subscribe` (with its
+   * requestId), and again, without one, whenever someone's publication comes
+   * or goes. `streams` says whose media each mid carries.
+   */
+  | { type: 'sfu-offer'; requestId?: string; sdp: string | null; streams: SfuStream[] }
+  /** The SFU instance of the room failed and the room moved: publish and subscribe again. */
+  | { type: 'sfu-restart' };
 
 export type ParseResult = { ok: true; message: ClientMessage } | { ok: false; code: ErrorCode; message: string; requestId?: string };
 
@@ -266,6 +307,14 @@ export function parseClientMessage(raw: string): ParseResult {
         message: { type: 'network-report', rttMs: rttMs as number | null, lossPercent: lossPercent as number | null, bitrateKbps: bitrateKbps as number | null, relayed },
       };
     }
+    case 'sfu-publish':
+    case 'sfu-unpublish':
+    case 'sfu-subscribe':
+    case 'sfu-answer':
+    case 'sfu-candidate':
+    case 'sfu-layer':
+    case 'sfu-leave':
+      return parseSfuMessage(value, requestId, bad);
     default:
       return {
         ok: false,
@@ -273,5 +322,44 @@ export function parseClientMessage(raw: string): ParseResult {
         message: typeof value.type === 'string' ? `Unknown message type "${value.type.slice(0, 40)}"` : 'A frame needs a string `type`',
         ...(requestId ? { requestId } : {}),
       };
+  }
+}
+
+const isKind = (v: unknown): v is SfuKind => v === 'camera' || v === 'screen';
+const isSdp = (v: unknown): v is string => typeof v === 'string' && v.startsWith('v=0');
+
+/** The SFU's messages (docs/signaling.md, "Group calls through an SFU"): their SDP goes to Janus, so it must be SDP. */
+function parseSfuMessage(value: Obj, requestId: string | undefined, bad: (message: string) => ParseResult): ParseResult {
+  const needsRequestId = (build: (requestId: string) => ClientMessage): ParseResult =>
+    requestId && requestId.length > 0 ? { ok: true, message: build(requestId) } : bad('This request needs a requestId (a string of at most 64 characters)');
+  switch (value.type) {
+    case 'sfu-publish': {
+      const { kind, offer } = value;
+      if (!isKind(kind)) return bad('kind must be "camera" or "screen"');
+      if (!isSdp(offer)) return bad('offer must be the SDP of an offer');
+      return needsRequestId((id) => ({ type: 'sfu-publish', requestId: id, kind, offer }));
+    }
+    case 'sfu-unpublish':
+      if (!isKind(value.kind)) return bad('kind must be "camera" or "screen"');
+      return { ok: true, message: { type: 'sfu-unpublish', kind: value.kind } };
+    case 'sfu-subscribe':
+      return needsRequestId((id) => ({ type: 'sfu-subscribe', requestId: id }));
+    case 'sfu-answer':
+      if (!isSdp(value.sdp)) return bad('sdp must be the SDP of an answer');
+      return { ok: true, message: { type: 'sfu-answer', sdp: value.sdp } };
+    case 'sfu-candidate': {
+      const { target, candidate } = value;
+      if (!isKind(target) && target !== 'subscription') return bad('target must be "camera", "screen" or "subscription"');
+      if (candidate !== null && !isFlatCandidate(candidate)) return bad('candidate must be an ICE candidate or null');
+      return { ok: true, message: { type: 'sfu-candidate', target, candidate } };
+    }
+    case 'sfu-layer': {
+      const { mid, substream } = value;
+      if (!isString(mid, 16) || mid === '') return bad('mid must be the mid of a received stream');
+      if (substream !== 0 && substream !== 1 && substream !== 2) return bad('substream must be 0, 1 or 2');
+      return { ok: true, message: { type: 'sfu-layer', mid, substream } };
+    }
+    default:
+      return { ok: true, message: { type: 'sfu-leave' } };
   }
 }

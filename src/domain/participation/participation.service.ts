@@ -20,6 +20,8 @@ import type { ParticipantsRepo } from './participants.repo.js';
 
 /** A mesh of peer-to-peer connections grows as n²: beyond this a call degrades for everyone. */
 export const MAX_PARTICIPANTS = 8;
+/** With an SFU each browser uploads once whoever else is in the call (docs/design.md, "Group calls through an SFU"). */
+export const MAX_PARTICIPANTS_WITH_SFU = 25;
 /** People waiting to be let in at once: a host can read a list this long, and a leaked link cannot flood it. */
 export const MAX_WAITING = 20;
 export const MAX_DISPLAY_NAME = 100;
@@ -53,7 +55,7 @@ export interface JoinedCall {
 }
 
 export class RoomFullError extends Error {
-  constructor(message = `This call is full (at most ${MAX_PARTICIPANTS} participants)`) {
+  constructor(most = MAX_PARTICIPANTS, message = `This call is full (at most ${most} participants)`) {
     super(message);
     this.name = 'RoomFullError';
   }
@@ -131,9 +133,11 @@ interface Deps {
   nodeId: string;
   roomEndGraceSeconds: number;
   nodeDeadAfterSeconds: number;
+  /** People in one call at most: MAX_PARTICIPANTS peer to peer, MAX_PARTICIPANTS_WITH_SFU with an SFU. */
+  maxParticipants?: number;
 }
 
-export function createParticipationService({ repo, rooms, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds }: Deps) {
+export function createParticipationService({ repo, rooms, tenants, feedback, clock, ids, nodeId, roomEndGraceSeconds, nodeDeadAfterSeconds, maxParticipants = MAX_PARTICIPANTS }: Deps) {
   async function resolve(joinToken: string) {
     if (!TOKEN_PATTERN.test(joinToken)) return null;
     return repo.findByJoinToken(joinToken);
@@ -172,7 +176,7 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
         // Too late, not a participant of this room, or not of this link's role: an ordinary new join.
       }
       // One transaction finds the room by the token, starts it and adds the participant.
-      const joined = await repo.join(input.joinToken, now, { inCall: MAX_PARTICIPANTS, waiting: MAX_WAITING }, (room, role) => ({
+      const joined = await repo.join(input.joinToken, now, { inCall: maxParticipants, waiting: MAX_WAITING }, (room, role) => ({
         token: ids.secret(32),
         role,
         display_name: cleanDisplayName(input.displayName, role === 'host' ? (room.host_display_name ?? 'Host') : (room.guest_display_name ?? 'Guest')),
@@ -180,7 +184,7 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
       }));
       if (!joined.ok) {
         if (joined.reason === 'not-found') throw new NotFoundError('This join link is not valid');
-        throw joined.reason === 'full' ? new RoomFullError() : new RoomClosedError();
+        throw joined.reason === 'full' ? new RoomFullError(maxParticipants) : new RoomClosedError();
       }
       const { participant, room, peers, waiting } = joined;
       return { participant: toParticipant(participant), room, ...callOf(participant, peers, waiting), resumed: false };
@@ -206,7 +210,7 @@ export function createParticipationService({ repo, rooms, tenants, feedback, clo
     async admit(roomId: number, peerId: string): Promise<AdmitOutcome> {
       const target = await findConnected(roomId, peerId);
       if (!target || target.admission !== 'waiting') return { ok: false, reason: 'gone' };
-      const admitted = await repo.admit(roomId, target.token, clock.now(), MAX_PARTICIPANTS);
+      const admitted = await repo.admit(roomId, target.token, clock.now(), maxParticipants);
       return admitted.ok ? { ok: true, participant: toParticipant(admitted.participant) } : admitted;
     },
 

@@ -1,0 +1,206 @@
+// The SFU side of this node's calls (docs/design.md, "Group calls through an
+// SFU"): for each participant connected here, its publications (camera,
+// screen) and its one subscription in the room's Janus VideoRoom. Parley
+// drives Janus; the browser only exchanges JSEP with Parley. A publication is
+// named after its participant (`<peerId>/<kind>`), so that what a
+// subscription carries is told apart by participant without a lookup.
+// Whenever a publisher comes or goes, every subscription here in that room is
+// brought up to date and its browser gets Janus's new offer.
+import type { FastifyBaseLogger } from 'fastify';
+import type { SfuPin } from '../domain/sfu/sfu-rooms.repo.js';
+import type { HandleEvent, JanusHandle } from '../sfu/janus-client.js';
+import type { JanusInstances } from '../sfu/janus-instances.js';
+import { joinAsPublisher, joinAsSubscriber, listPublishers, type Publisher, type Subscriber } from '../sfu/video-room.js';
+import type { ServerMessage, SfuKind, SfuStream } from '../shared/protocol.js';
+import type { Session } from './session.js';
+
+interface SfuState {
+  roomId: number;
+  peerId: string;
+  pin: SfuPin;
+  publications: Map<SfuKind, Publisher>;
+  subscriber: Subscriber | null;
+  /** The browser asked for the subscription (sfu-subscribe): it gets one as soon as someone else publishes. */
+  subscribing: boolean;
+  /** Work on this participant's handles, one at a time: Janus answers a handle's requests in order, a browser's JSEP too. */
+  queue: Promise<unknown>;
+}
+
+export interface SfuCalls {
+  readonly minParticipants: number;
+  publish(session: Session, kind: SfuKind, offer: string): Promise<string>;
+  unpublish(session: Session, kind: SfuKind): Promise<void>;
+  subscribe(session: Session): Promise<{ sdp: string | null; streams: SfuStream[] }>;
+  answer(session: Session, sdp: string): Promise<void>;
+  trickle(session: Session, target: SfuKind | 'subscription', candidate: Record<string, unknown> | null): Promise<void>;
+  layer(session: Session, mid: string, substream: 0 | 1 | 2): Promise<void>;
+  /** The participant goes back to peer to peer, or its connection is gone: its publications and subscription go. */
+  leave(session: Session): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const displayOf = (peerId: string, kind: SfuKind) => `${peerId}/${kind}`;
+
+function parseDisplay(display: string): { peerId: string; kind: SfuKind } | null {
+  const [peerId, kind] = display.split('/');
+  return peerId && (kind === 'camera' || kind === 'screen') ? { peerId, kind } : null;
+}
+
+/** Whose media each mid of a subscription carries, as the page needs it. */
+const streamsOf = (subscriber: Subscriber): SfuStream[] =>
+  subscriber.streams.flatMap((stream) => {
+    const who = parseDisplay(stream.display);
+    return who && (stream.type === 'audio' || stream.type === 'video') ? [{ mid: stream.mid, peerId: who.peerId, kind: who.kind, media: stream.type }] : [];
+  });
+
+/** Any handle of this participant, to ask the room who publishes. */
+const someHandle = (state: SfuState): JanusHandle | null => state.publications.values().next().value?.handle ?? state.subscriber?.handle ?? null;
+
+export function createSfuCalls(options: { instances: JanusInstances; minParticipants: number; log: FastifyBaseLogger; send(session: Session, message: ServerMessage): void }): SfuCalls {
+  const { instances, log } = options;
+  const states = new Map<Session, SfuState>();
+
+  const serially = <T>(state: SfuState, work: () => Promise<T>): Promise<T> => {
+    const next = state.queue.then(work, work);
+    state.queue = next.catch(() => undefined);
+    return next;
+  };
+
+  async function stateOf(session: Session): Promise<SfuState> {
+    const existing = states.get(session);
+    if (existing) return existing;
+    const participant = session.participant!;
+    const pin = await instances.room(participant.roomId);
+    const made = states.get(session) ?? { roomId: participant.roomId, peerId: participant.peerId, pin, publications: new Map(), subscriber: null, subscribing: false, queue: Promise.resolve() };
+    states.set(session, made);
+    return made;
+  }
+
+  /** Brings the subscription up to date with who publishes in the room now; the browser gets Janus's offer when it changed. */
+  async function sync(session: Session, state: SfuState): Promise<{ sdp: string | null; streams: SfuStream[] } | null> {
+    if (!state.subscribing) return null;
+    const janus = await instances.session(state.pin.instance);
+    let handle = someHandle(state);
+    const temporary = handle ? null : await janus.attach('janus.plugin.videoroom');
+    handle ??= temporary!;
+    const feeds = await listPublishers(handle, state.pin).finally(() => temporary?.detach());
+    const wanted = feeds.filter((feed) => parseDisplay(feed.display) && parseDisplay(feed.display)!.peerId !== state.peerId).map((feed) => feed.id);
+    if (!state.subscriber) {
+      if (!wanted.length) return { sdp: null, streams: [] };
+      state.subscriber = await joinAsSubscriber(janus, state.pin, wanted, (event) => heard(session, state, event));
+      return { sdp: state.subscriber.offer.sdp, streams: streamsOf(state.subscriber) };
+    }
+    const current = [...new Set(state.subscriber.streams.map((stream) => stream.feed))];
+    const add = wanted.filter((feed) => !current.includes(feed));
+    const remove = current.filter((feed) => !wanted.includes(feed));
+    if (!add.length && !remove.length) return null;
+    const offer = await state.subscriber.update(add, remove);
+    return offer ? { sdp: offer.sdp, streams: streamsOf(state.subscriber) } : null;
+  }
+
+  /** Someone's publication came or went in a room: every subscription here in it follows. */
+  function roomChanged(roomId: number) {
+    for (const [session, state] of states) {
+      if (state.roomId !== roomId || !state.subscribing) continue;
+      serially(state, () => sync(session, state))
+        .then((offer) => offer && options.send(session, { type: 'sfu-offer', sdp: offer.sdp, streams: offer.streams }))
+        .catch((error: unknown) => log.warn({ err: error, room: roomId }, 'sfu subscription update failed'));
+    }
+  }
+
+  function heard(_session: Session, state: SfuState, event: HandleEvent) {
+    const data = event.data ?? {};
+    const changed = Array.isArray(data.publishers) || data.unpublished !== undefined || data.leaving !== undefined;
+    if (event.janus === 'event' && changed) roomChanged(state.roomId);
+  }
+
+  // A room whose instance was lost moves once per node, and its browsers here start their SFU path again.
+  instances.onLost((instance) => {
+    const rooms = new Map<number, SfuPin>();
+    for (const [session, state] of states) {
+      if (state.pin.instance !== instance) continue;
+      rooms.set(state.roomId, state.pin);
+      states.delete(session);
+    }
+    for (const [roomId, pin] of rooms) {
+      instances
+        .move(pin)
+        .catch((error: unknown) => log.warn({ err: error, room: roomId }, 'sfu room could not move yet'))
+        .finally(() => {
+          for (const session of sessionsIn(roomId)) options.send(session, { type: 'sfu-restart' });
+        });
+    }
+  });
+  const known = new Map<number, Set<Session>>();
+  const sessionsIn = (roomId: number) => known.get(roomId) ?? new Set<Session>();
+  const remember = (session: Session, roomId: number) => {
+    const set = known.get(roomId) ?? new Set<Session>();
+    set.add(session);
+    known.set(roomId, set);
+  };
+
+  async function leave(session: Session): Promise<void> {
+    const state = states.get(session);
+    const roomId = state?.roomId ?? session.participant?.roomId;
+    if (roomId !== undefined) known.get(roomId)?.delete(session);
+    if (!state) return;
+    states.delete(session);
+    await serially(state, async () => {
+      await Promise.all([...state.publications.values()].map((publication) => publication.leave()));
+      await state.subscriber?.leave();
+    });
+  }
+
+  return {
+    minParticipants: options.minParticipants,
+    async publish(session, kind, offer) {
+      const state = await stateOf(session);
+      remember(session, state.roomId);
+      return serially(state, async () => {
+        await state.publications.get(kind)?.leave();
+        const publisher = await joinAsPublisher(await instances.session(state.pin.instance), state.pin, displayOf(state.peerId, kind), (event) => heard(session, state, event));
+        state.publications.set(kind, publisher);
+        return (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
+      });
+    },
+    async unpublish(session, kind) {
+      const state = states.get(session);
+      if (!state) return;
+      await serially(state, async () => {
+        await state.publications.get(kind)?.leave();
+        state.publications.delete(kind);
+      });
+    },
+    async subscribe(session) {
+      const state = await stateOf(session);
+      remember(session, state.roomId);
+      state.subscribing = true;
+      // Asked again (after a restart of the page's side): a fresh subscription, from the start.
+      return serially(state, async () => {
+        await state.subscriber?.leave();
+        state.subscriber = null;
+        return (await sync(session, state)) ?? { sdp: null, streams: [] };
+      });
+    },
+    async answer(session, sdp) {
+      const state = states.get(session);
+      if (!state) return;
+      await serially(state, () => state.subscriber?.start({ type: 'answer', sdp }) ?? Promise.resolve());
+    },
+    async trickle(session, target, candidate) {
+      const state = states.get(session);
+      const handle = target === 'subscription' ? state?.subscriber?.handle : state?.publications.get(target)?.handle;
+      // A candidate for a handle not made yet is lost: Janus gathers its own and the browser's host candidate is in its SDP.
+      await handle?.trickle(candidate);
+    },
+    async layer(session, mid, substream) {
+      const state = states.get(session);
+      if (state?.subscriber) await serially(state, () => state.subscriber!.layer(mid, substream));
+    },
+    leave,
+    async close() {
+      await Promise.all([...states.keys()].map((session) => leave(session).catch(() => undefined)));
+      await instances.close();
+    },
+  };
+}
