@@ -15,6 +15,9 @@ import { freePort, joinCall, measureRecovery, startNetworkWorld, waitForStall, t
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 // Both throw or report nothing in CI: a missing tool fails the run there.
 const skip = skipReasonOrThrow() ?? firefoxSkipReason();
 if (skip) console.warn(skip);
@@ -40,7 +43,7 @@ beforeAll(async () => {
     // with media.getusermedia.insecure.enabled work as well, but only for media; this is what https gives.)
     prefs: { 'dom.securecontext.allowlist': network.hostAddress },
   });
-}, 90_000);
+}, WORLD_START_MS);
 
 afterAll(async () => {
   // Each step on its own: whatever failed, nothing is left running (the guest's browser before its network).

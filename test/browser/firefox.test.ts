@@ -9,6 +9,9 @@ import { expectMediaFlowing, join, startWorld, type BrowserWorld } from '../help
 import { clickTestId, fillTestId, firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox, testId } from '../helpers/firefox.js';
 import { traceSteps } from '../helpers/steps.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 const skip = firefoxSkipReason();
 if (skip) console.warn(skip);
 
@@ -36,7 +39,7 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     firefox = launchFirefox();
     firefox.catch(() => {}); // reported by the tests
     world = await startWorld();
-  });
+  }, WORLD_START_MS);
   afterEach(async () => {
     await Promise.allSettled([...contexts.splice(0).map((c) => c.close()), world?.closeContexts()]);
     expect(pageErrors.splice(0)).toEqual([]);

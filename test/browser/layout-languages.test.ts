@@ -9,11 +9,14 @@ import { en } from '../../src/shared/i18n/en.js';
 import { LANGUAGES } from '../../src/shared/i18n/languages.js';
 import { axeViolations, callConnectionStates, expectMediaFlowing, inboundStats, join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 let world: BrowserWorld;
 
 beforeAll(async () => {
   world = await startWorld();
-});
+}, WORLD_START_MS);
 afterEach(() => world.closeContexts());
 afterAll(() => world?.close());
 

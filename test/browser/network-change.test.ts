@@ -10,6 +10,9 @@ import { measureRecovery, startNetworkWorld, startTurnWorld, waitForStall, type 
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 const skip = skipReasonOrThrow();
 
 let network: GuestNetwork;
@@ -50,7 +53,7 @@ describe.skipIf(skip)('the guest\u2019s address changes mid-call', () => {
     cleanupStale();
     network = createGuestNetwork();
     world = await startNetworkWorld(network);
-  });
+  }, WORLD_START_MS);
   afterAll(async () => {
     try {
       await world?.close();
@@ -97,7 +100,7 @@ describe.skipIf(skip)('the guest\u2019s address changes in a relay-only call (TU
     // Credentials that live ten seconds, renewed during the call (docs/signaling.md, "TURN").
     turnWorld = await startTurnWorld(createGuestNetwork, { ICE_TRANSPORT_POLICY: 'relay', TURN_TTL_SECONDS: '10' });
     ({ world, network } = turnWorld);
-  });
+  }, WORLD_START_MS);
   afterAll(() => turnWorld?.close());
 
   it('recovers through new allocations, made with credentials renewed during the call, still relayed on both sides', { timeout: 180_000 }, async () => {

@@ -10,6 +10,9 @@ import { measureRecovery, mediaRate, startNetworkWorld, type NetworkWorld } from
 import { cleanupStale, createGuestNetwork, skipReasonOrThrow, type GuestNetwork } from '../helpers/netns.js';
 import { sleep } from '../helpers/wait.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 // In CI a missing tool or root throws here (never skips); elsewhere the file skips, saying why.
 const skip = skipReasonOrThrow();
 
@@ -95,7 +98,7 @@ describe.skipIf(skip)('a call with the guest on its own network', NETWORK_TEST, 
     cleanupStale();
     network = createGuestNetwork();
     world = await startNetworkWorld(network);
-  });
+  }, WORLD_START_MS);
   afterEach(async () => {
     // Back to a clean link for the next call, whatever the scenario left (also on failure).
     await world?.closeContexts();

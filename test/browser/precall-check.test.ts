@@ -10,6 +10,9 @@ import { countTones, startWorld, type BrowserWorld } from '../helpers/browser.js
 import { startTurnWorld, type TurnWorld } from '../helpers/netns-world.js';
 import { createGuestNetwork, skipReasonOrThrow } from '../helpers/netns.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 const verdictOf = async (page: Page) => {
   const verdict = page.getByTestId('network-verdict');
   await expect.poll(() => verdict.getAttribute('data-verdict'), { timeout: 15_000 }).not.toBe('checking');
@@ -20,7 +23,7 @@ describe('on loopback', () => {
   let world: BrowserWorld;
   beforeAll(async () => {
     world = await startWorld();
-  });
+  }, WORLD_START_MS);
   afterEach(() => world.closeContexts());
   afterAll(() => world?.close());
 
@@ -44,7 +47,7 @@ describe.skipIf(skip)('a guest whose network blocks UDP (its own namespace, STUN
   let turnWorld: TurnWorld;
   beforeAll(async () => {
     turnWorld = await startTurnWorld(createGuestNetwork);
-  });
+  }, WORLD_START_MS);
   afterEach(() => turnWorld.world.closeContexts());
   afterAll(() => turnWorld?.close());
 

@@ -3,11 +3,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { callConnectionStates, expectMediaFlowing, inboundStats, join, startWorld, watchBanner, type BrowserWorld } from '../helpers/browser.js';
 
+/** Starting the world (server, relay, browsers) takes seconds on a quiet machine; on a loaded one far more than the config's minute. */
+const WORLD_START_MS = 180_000;
+
 let world: BrowserWorld;
 
 beforeAll(async () => {
   world = await startWorld();
-});
+}, WORLD_START_MS);
 afterEach(() => world.closeContexts());
 afterAll(() => world?.close());
 
