@@ -35,12 +35,17 @@ describe('PGlite from another process', () => {
       await sql`insert into notes values (2, 'committed')`.execute(trx);
     });
     // A transaction that never ends, as if its process died inside it.
+    let inside!: () => void;
+    const begun = new Promise<void>((resolve) => (inside = resolve));
     void remote.db.transaction().execute(async (trx) => {
       await sql`insert into notes values (3, 'never committed')`.execute(trx);
+      inside();
       await new Promise(() => {});
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Waits for the transaction to be open (its insert done), not for a time that may take.
+    await begun;
     const meanwhile = sql<{ id: number }>`select id from notes order by id`.execute(local.db);
+    // The 200 ms prove that the statement waits (an absence: on a stalled machine it proves less, never fails wrongly).
     const waited = await Promise.race([meanwhile.then(() => 'ran'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
     expect(waited).toBe('waiting');
     served.abandon();

@@ -28,30 +28,30 @@ const hub = useHubFixture({ bus: () => buses.signals });
 
 
 describe('chat through a Redis outage', () => {
-  it('is refused with a retryable error while Redis is away, never delivered later, and delivered once after', async () => {
+  it('is refused with a retryable error while Redis is away, never delivered later, and delivered once after', { timeout: 120_000 }, async () => {
     const { host, guest } = await hub().hostAndGuest();
-    await eventually(() => host.connection.all('peer-joined').length === 1, 10_000, 'the host hears of the guest through Redis');
+    await eventually(() => host.connection.all('peer-joined').length === 1, 30_000, 'the host hears of the guest through Redis');
     const chats = () => guest.connection.all('chat').map((m) => m.text);
 
     await redis.stop();
-    await eventually(() => !buses.isUp(), 10_000, 'the bus notices the loss');
+    await eventually(() => !buses.isUp(), 30_000, 'the bus notices the loss');
     await dispatch(hub().ctx, host.session, { type: 'chat', requestId: 'lost', text: 'during the outage' });
     expect(host.connection.sent.filter((m) => 'requestId' in m && m.requestId === 'lost')).toEqual([
       { type: 'error', requestId: 'lost', code: 'unavailable', message: 'Your message could not be sent. Try again.' },
     ]);
 
     redis = await startRedis({ port: redis.port });
-    await eventually(() => buses.isUp(), 10_000, 'the bus reconnects');
+    await eventually(() => buses.isUp(), 30_000, 'the bus reconnects');
     await dispatch(hub().ctx, host.session, { type: 'chat', requestId: 'sent', text: 'after the outage' });
     expect(host.connection.sent.filter((m) => 'requestId' in m && m.requestId === 'sent')).toEqual([{ type: 'ack', requestId: 'sent' }]);
-    await eventually(() => chats().length > 0, 10_000, 'the chat after the outage arrives');
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually(() => chats().length > 0, 30_000, 'the chat after the outage arrives');
+    await new Promise((r) => setTimeout(r, 200)); // proves that the lost one does not arrive late
     expect(chats()).toEqual(['after the outage']);
   });
 });
 
 describe('people who joined on different nodes while Redis was away', () => {
-  it('hear of each other (peer-present) once Redis is back', { timeout: 60_000 }, async () => {
+  it('hear of each other (peer-present) once Redis is back', { timeout: 120_000 }, async () => {
     // Node B: its own Redis connection and hub context over the same database as node A (the fixture).
     const nodeB = await connectRedisBuses(redis.url);
     try {
@@ -60,12 +60,12 @@ describe('people who joined on different nodes while Redis was away', () => {
       const host = await hub().join(room.access_token, 'Host'); // node A, before the outage
 
       await redis.stop();
-      await eventually(() => !buses.isUp() && !nodeB.isUp(), 10_000, 'both nodes notice the loss');
+      await eventually(() => !buses.isUp() && !nodeB.isUp(), 30_000, 'both nodes notice the loss');
       const connection = recordingConnection();
       const guest = createSession(connection, hub().clock);
       await handleJoin(ctxB, guest, { type: 'join', requestId: 'g', joinToken: room.guest_token, displayName: 'Guest' });
       const guestId = connection.all('joined')[0]!.self.id;
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // proves an absence: the announcement could not cross
       expect(host.connection.all('peer-joined')).toEqual([]); // the announcement could not cross
 
       redis = await startRedis({ port: redis.port });
