@@ -181,7 +181,9 @@ describe.runIf(testDb === 'postgres')('counter rows in key order (PostgreSQL)', 
     if (!url) throw new Error('the PostgreSQL test database has a URL');
     const [holder, creator, mover] = Array.from({ length: 3 }, () => new pg.Client({ connectionString: url }));
     const waiting = async (client: pg.Client) => {
-      for (let i = 0; i < 200; i++) {
+      // A generous deadline (milliseconds on a quiet machine): only a client that never waits misses it.
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
         const { rows } = await sql<{ w: string | null }>`select wait_event_type as w from pg_stat_activity where pid = ${(client as unknown as { processID: number }).processID}`.execute(db);
         if (rows[0]?.w === 'Lock') return;
         await new Promise((resolve) => setTimeout(resolve, 10));

@@ -126,7 +126,7 @@ describe('membership', () => {
     hostA.send({ type: 'signal', to: gB.self.id, data: { description } });
     expect(await hostA.request({ type: 'chat', text: 'only for room A' })).toMatchObject({ type: 'ack' });
     expect((await guestA.next('chat')).text).toBe('only for room A');
-    await sleep(200);
+    await sleep(200); // proves that nothing reaches room B
     expect(guestB.all('signal')).toEqual([]);
     expect(guestB.all('chat')).toEqual([]);
     expect(guestB.all('peer-joined')).toEqual([]);
@@ -142,7 +142,7 @@ describe('membership', () => {
     const message = await guest.next('chat');
     expect(message).toMatchObject({ from: h.self.id, name: 'Host <b>', text: '<script>alert(1)</script>' });
     expect(new Date(message.sentAt).getTime()).toBeGreaterThan(Date.now() - 10_000);
-    await sleep(100);
+    await sleep(100); // proves that the sender does not get its own chat back
     expect(host.all('chat')).toEqual([]);
   });
 });
