@@ -58,12 +58,14 @@ describe("a request's logger", () => {
   });
 });
 
-describe('stdout', () => {
+// Each test starts a node of its own through tsx: seconds on a loaded machine, so 180 s a test and
+// 120 s a process, limits only a hung process reaches.
+describe('stdout', { timeout: 180_000 }, () => {
   /** Runs `body` in a node of its own with createLogging('info') as `logging`; its stdout, and how it ended. */
   function run(body: string): { stdout: string; signal: NodeJS.Signals | null } {
     const module = JSON.stringify(fileURLToPath(new URL('./logging.ts', import.meta.url)));
     const script = `import { createLogging } from ${module}; const logging = createLogging('info'); ${body}`;
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
     return { stdout: result.stdout, signal: result.signal };
   }
   const ids = (stdout: string) => stdout.trim().split('\n').map((line) => (JSON.parse(line) as { reqId: string }).reqId);
