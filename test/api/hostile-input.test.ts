@@ -292,6 +292,9 @@ describe('raw HTTP on a real socket', () => {
     return new Promise((resolve, reject) => {
       const socket = net.connect(port, '127.0.0.1');
       let data = '';
+      // Reads until the server ends the connection or 3 s pass: the 3 s prove that nothing more comes (a
+      // server waiting for the rest of a body may say nothing). A stalled machine makes it prove less,
+      // never fail wrongly: no answer is allowed.
       const timer = setTimeout(() => {
         socket.destroy();
         resolve(data);
