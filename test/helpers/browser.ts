@@ -357,7 +357,7 @@ export function turnUsernames(page: Page): Promise<string[]> {
 export const expiryOf = (username: string) => Number(username.split(':')[0]) * 1000;
 
 /** Waits until the page decodes remote video and receives remote audio. */
-export async function expectMediaFlowing(page: AnyPage, timeoutMs = 15_000): Promise<InboundStats> {
+export async function expectMediaFlowing(page: AnyPage, timeoutMs = 30_000): Promise<InboundStats> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stats = await inboundStats(page);

@@ -105,7 +105,7 @@ export async function startNetworkWorld(network: GuestNetwork, env: Record<strin
       const [host, guest] = await Promise.all([page(hostBrowser), page(guestBrowser)]);
       await joinCall(host, room.host_join_url, names.host);
       await joinCall(guest, room.guest_join_url, names.guest);
-      await Promise.all([expectMediaFlowing(host, 20_000), expectMediaFlowing(guest, 20_000)]);
+      await Promise.all([expectMediaFlowing(host, 45_000), expectMediaFlowing(guest, 45_000)]);
       return { room, host, guest };
     },
     closeContexts,
@@ -160,7 +160,7 @@ export async function measureRecovery(page: AnyPage, sinceMs: number, timeoutMs 
  * 300 ms: a change to the network has bitten (what follows is a recovery,
  * not frames still in the jitter buffer).
  */
-export async function waitForStall(page: AnyPage, timeoutMs = 10_000): Promise<void> {
+export async function waitForStall(page: AnyPage, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = await inboundStats(page);
   let quietSince = Date.now();

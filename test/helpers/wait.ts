@@ -1,5 +1,7 @@
 // Waiting without guessing: poll a condition up to a generous deadline instead
-// of sleeping for a time that a busy CI machine may not keep.
+// of sleeping for a time that a busy CI machine may not keep. The default
+// deadline (15 s) is far above what a condition of milliseconds takes on a
+// loaded machine (test/README.md, "Writing a test that does not flake").
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -7,7 +9,7 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Polls `check` every `intervalMs` until it returns a truthy value (which it
  * resolves with) or `timeoutMs` passes (then it throws, naming `what`).
  */
-export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 5000, what = 'condition', intervalMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 15_000, what = 'condition', intervalMs = 50): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -18,6 +20,6 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 5000, 
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
   await waitFor(check, timeoutMs, what);
 }
