@@ -100,7 +100,7 @@ describe('an integrator embeds the call', () => {
     const seen = refusals(stranger);
     await stranger.goto(`${other.origin}/embed?src=${encodeURIComponent(room.guest_join_url)}`);
     const frame = await callFrame(stranger);
-    await expect.poll(() => seen.length, { timeout: 5000 }).toBeGreaterThan(0);
+    await expect.poll(() => seen.length, { timeout: 15_000 }).toBeGreaterThan(0);
     expect(seen[0]).toContain(`frame-ancestors ${allowed.origin}`);
     expect(frame.url()).not.toBe(room.guest_join_url);
     expect(await frame.locator('[data-testid=join-button]').count()).toBe(0);
@@ -122,7 +122,7 @@ describe('an integrator embeds the call', () => {
     const seen = refusals(page);
     await page.goto(`${allowed.origin}/embed?src=${encodeURIComponent(room.guest_join_url)}`);
     const frame = await callFrame(page);
-    await expect.poll(() => seen.length, { timeout: 5000 }).toBeGreaterThan(0);
+    await expect.poll(() => seen.length, { timeout: 15_000 }).toBeGreaterThan(0);
     expect(seen[0]).toContain("frame-ancestors 'none'");
     expect(await frame.locator('[data-testid=join-button]').count()).toBe(0);
   });

@@ -97,7 +97,7 @@ describe('names, chat and feedback are text', () => {
       [host, GUEST_NAME],
       [guest, HOST_NAME],
     ] as const) {
-      await expect.poll(() => page.getByTestId('chat-message').count(), { timeout: 5000 }).toBe(2);
+      await expect.poll(() => page.getByTestId('chat-message').count(), { timeout: 15_000 }).toBe(2);
       const texts = await page.getByTestId('chat-message').allTextContents();
       expect(texts).toContain(`${otherName}: ${CHAT}`);
     }

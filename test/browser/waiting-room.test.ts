@@ -34,7 +34,7 @@ describe('the waiting room', () => {
     await knock(guest, room.guest_join_url, 'Pat Patient');
     // The guest sees themselves and is told what happens; nothing of the call.
     await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
-    await expect.poll(() => guest.getByTestId('call-audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000 }).toBeGreaterThan(0);
+    await expect.poll(() => guest.getByTestId('call-audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 15_000 }).toBeGreaterThan(0);
     expect(await guest.getByTestId('waiting-room').textContent()).toContain('Waiting for the host');
     for (const id of ['remote-video', 'chat-input', 'invite-button', 'screenshare-button']) expect(await guest.getByTestId(id).count(), id).toBe(0);
     expect(await guest.getByTestId('leave-button').isVisible()).toBe(true);

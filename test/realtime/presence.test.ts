@@ -37,7 +37,7 @@ describe('presence', () => {
     guest.socket.pong = () => {};
     (guest.socket as unknown as { _receiver: { removeAllListeners(e: string): void } })._receiver.removeAllListeners('ping');
     // Two silent intervals (1 s), terminated at the third, then the one-second reconnect grace.
-    await eventually(async () => (await participantsOf(room.token)).length === 0, 8000, 'dead connection dropped');
+    await eventually(async () => (await participantsOf(room.token)).length === 0, 30_000, 'dead connection dropped');
   });
 
   /**
