@@ -41,13 +41,22 @@ beforeAll(async () => {
     });
   }
 });
-/** How many peer connections the page has made (keepPeerConnections). */
-const connectionsMade = (page: Page) => page.evaluate(() => (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.length);
-/** Which of them are the call's (given a remote description), by the order they were made. */
-const callConnectionIndexes = (page: Page) =>
+/**
+ * For each media connection the page has made (keepPeerConnections), in order,
+ * whether it is the call's (given a remote description). The join screen's
+ * network check (network-check.ts) makes one with no media, at whatever moment
+ * its turn comes on a busy machine: it is no call connection and is left out.
+ */
+const mediaIndexes = (page: Page) =>
   page.evaluate(() =>
-    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.flatMap((pc, i) => (pc.__remote ? [i] : [])),
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+      .filter((pc) => pc.getTransceivers().length > 0)
+      .map((pc) => Boolean(pc.__remote)),
   );
+/** How many media connections the page has made. */
+const connectionsMade = async (page: Page) => (await mediaIndexes(page)).length;
+/** Which of them are the call's (given a remote description), by the order they were made. */
+const callConnectionIndexes = async (page: Page) => (await mediaIndexes(page)).flatMap((remote, i) => (remote ? [i] : []));
 
 afterAll(async () => {
   await world?.close();
