@@ -3,6 +3,8 @@
 import type { JoinPageData } from '../../src/shared/join-page-data.js';
 import './call.css';
 import { h, show } from './dom.js';
+import { startEmbedBridge } from './embed-bridge.js';
+import { obeyParent, reportCallToParent } from './embed-events.js';
 import { showFeedback } from './feedback.js';
 import { t, useCatalogue } from './i18n.js';
 import { prepareCall, type PreparedCall } from './in-call.js';
@@ -37,6 +39,8 @@ async function main() {
   const root = document.getElementById('app')!;
   const data = JSON.parse(document.getElementById('parley-data')!.textContent!) as JoinPageData;
   useCatalogue(data.lang, data.catalogue);
+  // In a small box of an integrator's page: no room name above the join screen and the call (docs/embedding.md).
+  if (data.embed.minimal) document.documentElement.classList.add('minimal');
   const warm = warmSocket(signalingUrl());
   // After a reload mid-call, the name the person joined with.
   const displayName = rememberedName(data.joinToken) ?? data.displayName;
@@ -51,6 +55,12 @@ async function main() {
   let call: PreparedCall | null = null;
   const prepareScreen = () => (call ??= prepareCall({ root, roomName: data.roomName, state }));
   whenIdle(prepareScreen);
+  // Framed by a page of the room's frame-ancestors: it hears what happens in the call and may command it
+  // (docs/design.md, "Embedding"). Commands act once joined, when the call exists.
+  const bridge = startEmbedBridge(data.embed.origins);
+  reportCallToParent(state, bridge);
+  obeyParent(state, bridge, () => prepareScreen().actions);
+  bridge.emit('ready', {});
   const { name, media, preview } = await joining;
   prepareScreen().start({
     joinToken: data.joinToken,

@@ -5,6 +5,7 @@
 // controls (host-controls.ts) are built here while the join screen shows; on
 // Join the call itself starts over them (call-session.ts: the connection, the
 // others and one's own media, the connections' health, the way out).
+import type { EmbedActions } from './embed-events.js';
 import type { CallState } from './in-call/call-state.js';
 import { createCallView } from './in-call/call-view.js';
 import { startCall, type CallOptions, type CallSession } from './in-call/call-session.js';
@@ -25,6 +26,8 @@ export interface CallScreenOptions {
 export interface PreparedCall {
   /** Joins: connects, and shows the call's screen with the server's answer. Once. */
   start(options: CallOptions): void;
+  /** What the framing page's commands do (embed-events.ts): the same as the controls. */
+  actions: EmbedActions;
 }
 
 /**
@@ -64,6 +67,13 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
   return {
     start(options) {
       session ??= startCall({ state, stage, controls, panels, host, view }, options);
+    },
+    actions: {
+      setMicrophone: state.setMicrophone,
+      setCamera: state.setCamera,
+      toggleChat: () => panels.toggle('chat'),
+      leave: () => void session?.leave(),
+      decide: host.decide,
     },
   };
 }

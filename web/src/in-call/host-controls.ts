@@ -58,6 +58,8 @@ export function createHostControls(options: HostControlsOptions) {
       options.panels.showInvite(reply.url);
     },
 
+    /** Admit or Deny for someone waiting, as the list's buttons do. */
+    decide: waitingList.decide,
     stop: waitingList.stop,
   };
 }

@@ -20,11 +20,15 @@ export interface WaitingListOptions {
 export interface WaitingList {
   /** Shown above the call while someone waits; hidden otherwise. */
   panel: HTMLElement;
+  /** Admit or Deny for this person, as if the button was pressed (the framing page's commands: embed-events.ts). */
+  decide(peerId: string, decision: 'admit' | 'deny'): void;
   stop(): void;
 }
 
 export function createWaitingList(options: WaitingListOptions): WaitingList {
   const entries = new Map<string, HTMLElement>();
+  /** Each entry's decision, for decide(). */
+  const decisions = new Map<string, (decision: 'admit' | 'deny') => Promise<void>>();
   const list = h('ul', { class: 'waiting-entries' });
   const heading = h('h2', { id: 'waiting-heading' });
   const panel = h('section', { class: 'waiting-list', 'aria-labelledby': 'waiting-heading', hidden: true }, heading, list);
@@ -57,6 +61,8 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
     };
     admit.addEventListener('click', () => void act('admit'));
     deny.addEventListener('click', () => void act('deny'));
+    // Once: a second command while the first is on its way is the buttons' disabled click.
+    decisions.set(peer.id, (decision) => (admit.disabled ? Promise.resolve() : act(decision)));
     return item;
   }
 
@@ -74,6 +80,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
 
   function remove(peerId: string) {
     entries.get(peerId)?.remove();
+    decisions.delete(peerId);
     if (entries.delete(peerId)) update();
   }
 
@@ -84,6 +91,7 @@ export function createWaitingList(options: WaitingListOptions): WaitingList {
 
   return {
     panel,
+    decide: (peerId, decision) => void decisions.get(peerId)?.(decision),
     stop: () => {
       unsubscribe();
       document.title = baseTitle;
