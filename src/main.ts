@@ -2,7 +2,7 @@
 import v8 from 'node:v8';
 import { ConfigError, loadConfig } from './config.js';
 import { DatabaseLockedError } from './db/client.js';
-import { missingServerFlags } from './node-flags.js';
+import { missingServerFlags, serverNodeFlags } from './node-flags.js';
 import { startServer } from './server.js';
 
 // V8 moves an allocation site's objects straight to the old space once it has
@@ -16,10 +16,11 @@ import { startServer } from './server.js';
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 async function main(): Promise<void> {
-  const server = await startServer(loadConfig());
-  const missing = missingServerFlags();
-  // Started some other way than npm start or `parley start`: it works, but calls stall longer under API bursts.
-  if (missing.length) server.app.log.warn({ missing }, `started without ${missing.join(' ')}: run \`node ${missing.join(' ')} dist/src/main.js\` (what npm start does; docs/deploy.md)`);
+  const config = loadConfig();
+  const server = await startServer(config);
+  const missing = missingServerFlags(serverNodeFlags(config.callsProcess));
+  // The calls share this process's event loop (CALLS_PROCESS=inline) and it was started without their flags: it works, but calls stall longer under API bursts.
+  if (missing.length) server.app.log.warn({ missing }, `started without ${missing.join(' ')}: with CALLS_PROCESS=inline run \`node ${missing.join(' ')} dist/src/main.js\` (what \`parley start\` does; docs/deploy.md)`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

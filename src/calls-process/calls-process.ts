@@ -14,7 +14,7 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { serveRemoteStatements } from '../db/remote-pglite.js';
 import type { JobOutcome } from '../jobs.js';
-import { SERVER_NODE_FLAGS } from '../node-flags.js';
+import { CALLS_NODE_FLAGS } from '../node-flags.js';
 import type { RoomEventBus } from '../domain/buses/room-event-bus.js';
 import { forwardedEvents } from './forwarded-events.js';
 import type { FromCalls, ToCalls } from './messages.js';
@@ -63,7 +63,7 @@ export interface CallsProcessOptions {
 
 /** The compiled entry beside this file; from source (tests, tsx scripts), the TypeScript one through tsx. */
 function entry(): { path: string; execArgv: string[] } {
-  const flags = [...SERVER_NODE_FLAGS];
+  const flags = [...CALLS_NODE_FLAGS];
   if (!import.meta.url.endsWith('.ts')) return { path: new URL('../calls-main.js', import.meta.url).pathname, execArgv: flags };
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href.replace(/\.cjs$/, '.mjs');
   return { path: new URL('../calls-main.ts', import.meta.url).pathname, execArgv: [...flags, '--import', tsx] };

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
+import { CALLS_NODE_FLAGS } from '../../src/node-flags.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createPostgresDatabase, testDb } from '../helpers/database.js';
 
@@ -303,7 +303,8 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
       expect(first.applied).toEqual([...first.applied].sort());
       expect(json(await parley(['migrate'], env)).applied).toEqual([]);
 
-      const server1 = start(env);
+      // The calls on the server's own event loop: `parley start` gives it their flags.
+      const server1 = start({ ...env, CALLS_PROCESS: 'inline' });
       const port = await server1.port();
       // The token is announced right after the listening line.
       await server1.waitFor(() => server1.output().includes('Try: curl'), 10_000, 'no first-start token');
@@ -316,13 +317,14 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
       server1.child.kill('SIGTERM');
       expect(await server1.exited).toBe(0);
 
-      // Started by hand without them, the server still runs, and says what it misses and how to start it.
-      const server2 = start(env, [path.join(ROOT, 'dist/src/main.js')]);
+      // With the calls on its own event loop (CALLS_PROCESS=inline) and started by hand without their flags,
+      // the server still runs, and says what it misses and how to start it.
+      const server2 = start({ ...env, CALLS_PROCESS: 'inline' }, [path.join(ROOT, 'dist/src/main.js')]);
       await server2.port();
       await server2.waitFor(() => server2.output().includes('started without'), 10_000, 'no warning about the missing flags');
       const warning = JSON.parse(server2.output().split('\n').find((line) => line.includes('started without'))!);
-      expect(warning).toMatchObject({ level: 40, missing: SERVER_NODE_FLAGS });
-      expect(warning.msg).toContain(`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`);
+      expect(warning).toMatchObject({ level: 40, missing: CALLS_NODE_FLAGS });
+      expect(warning.msg).toContain(`node ${CALLS_NODE_FLAGS.join(' ')} dist/src/main.js`);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(server2.output()).not.toMatch(/prl_[A-Za-z0-9_-]{43}/);
       server2.child.kill('SIGTERM');
