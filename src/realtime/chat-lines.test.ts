@@ -7,10 +7,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../test/helpers/app.js';
 import type { SignalBus, SignalEnvelope } from '../domain/buses/signal-bus.js';
 import { CLOCK_SKEW_MS, createKeptLines, createSeenLines, KEEP_MS, KEEP_PER_ROOM } from './chat-lines.js';
-import { recordingConnection } from './hub.test-support.js';
+import { registryMember } from './hub.test-support.js';
 import type { RoomSettings } from '../shared/protocol.js';
 import { createRoomRegistry } from './room-registry.js';
-import { createSession } from './session.js';
 
 const settings: RoomSettings = { chat: true, screenshare: true, invites: true, audioIndicator: true };
 const silentLog = { warn: vi.fn(), debug: vi.fn() } as unknown as FastifyBaseLogger;
@@ -64,14 +63,18 @@ function node(bus: SignalBus, now = () => clock.now().getTime()) {
   const registry = createRoomRegistry({ bus, log: silentLog, onDecision: () => {}, now });
   bus.onReconnected!(() => registry.askForMissedLines());
   const member = (roomId: number, peerId: string) => {
-    const connection = recordingConnection();
-    const session = createSession(connection, clock);
-    session.participant = { token: `token-${peerId}`, peerId, roomId, role: 'guest', name: peerId, admission: 'admitted' };
-    session.state = 'joined';
-    registry.enter(roomId, session, settings);
-    return { session, connection, chats: () => connection.all('chat').map((m) => m.text) };
+    const joined = registryMember(registry, roomId, peerId, settings, clock);
+    return { ...joined, chats: () => joined.connection.all('chat').map((m) => m.text) };
   };
   return { registry, member };
+}
+
+/** Two nodes on the stand-in Redis, a sender in room 1 on node a and a receiver in it on node b. */
+function twoNodes() {
+  const redis = fakeRedis();
+  const a = node(redis.node('a'));
+  const b = node(redis.node('b'));
+  return { redis, a, b, sender: a.member(1, 'sender'), receiver: b.member(1, 'receiver') };
 }
 
 const chat = (text: string) => ({ type: 'chat' as const, from: 'a', name: 'A', text, sentAt: clock.now().toISOString() });
@@ -79,11 +82,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('chat lines across nodes', () => {
   it('a line acknowledged while the other node is away reaches it once, when it is back and asks', async () => {
-    const redis = fakeRedis();
-    const a = node(redis.node('a'));
-    const b = node(redis.node('b'));
-    const sender = a.member(1, 'sender');
-    const receiver = b.member(1, 'receiver');
+    const { redis, a, b, sender, receiver } = twoNodes();
     const elsewhere = b.member(2, 'elsewhere');
 
     expect(await a.registry.publish(sender.session, null, chat('before'), { localFallback: false, line: true })).toBe(true);
@@ -104,11 +103,7 @@ describe('chat lines across nodes', () => {
   });
 
   it('a node back before the other sends its lines again when the later one asks', async () => {
-    const redis = fakeRedis();
-    const a = node(redis.node('a'));
-    const b = node(redis.node('b'));
-    const sender = a.member(1, 'sender');
-    const receiver = b.member(1, 'receiver');
+    const { redis, a, sender, receiver } = twoNodes();
     redis.away('a');
     redis.away('b');
     redis.back('a');
@@ -121,11 +116,7 @@ describe('chat lines across nodes', () => {
   });
 
   it('a line Redis did not take is neither acknowledged nor kept, and never arrives', async () => {
-    const redis = fakeRedis();
-    const a = node(redis.node('a'));
-    const b = node(redis.node('b'));
-    const sender = a.member(1, 'sender');
-    const receiver = b.member(1, 'receiver');
+    const { redis, a, sender, receiver } = twoNodes();
     redis.away('a');
     expect(await a.registry.publish(sender.session, null, chat('not sent'), { localFallback: false, line: true })).toBe(false);
     redis.back('a');

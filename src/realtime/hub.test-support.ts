@@ -4,10 +4,12 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createTestContext, manualClock, roomBody, type TestContext } from '../../test/helpers/app.js';
 import type { SignalBus } from '../domain/buses/signal-bus.js';
+import type { Clock } from '../domain/support/clock.js';
 import { handleJoin } from './handlers/join.js';
 import type { HubContext } from './hub-context.js';
 import { wiredHubContext } from './hub.js';
-import type { IceServerInfo, ServerMessage } from '../shared/protocol.js';
+import type { IceServerInfo, RoomSettings, ServerMessage } from '../shared/protocol.js';
+import type { RoomRegistry } from './room-registry.js';
 import { createSession, type Connection, type Session } from './session.js';
 
 export interface RecordingConnection extends Connection {
@@ -27,6 +29,16 @@ export function recordingConnection(): RecordingConnection {
     close: (code, reason) => void closes.push({ code, reason }),
     all: <T extends ServerMessage['type']>(type: T) => sent.filter((m) => m.type === type) as Extract<ServerMessage, { type: T }>[],
   };
+}
+
+/** A session joined to `roomId` as guest `peerId`, entered into `registry` directly (no database, no join): for the registry's own tests. */
+export function registryMember(registry: Pick<RoomRegistry, 'enter'>, roomId: number, peerId: string, settings: RoomSettings, clock: Clock) {
+  const connection = recordingConnection();
+  const session = createSession(connection, clock);
+  session.participant = { token: `token-${peerId}`, peerId, roomId, role: 'guest', name: peerId, admission: 'admitted' };
+  session.state = 'joined';
+  registry.enter(roomId, session, settings);
+  return { session, connection };
 }
 
 export interface TestSession {

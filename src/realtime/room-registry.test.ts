@@ -6,7 +6,7 @@ import { manualClock } from '../../test/helpers/app.js';
 import { createLocalSignalBus } from '../domain/buses/local-signal-bus.js';
 import type { SignalBus } from '../domain/buses/signal-bus.js';
 import { CloseCode } from './close-codes.js';
-import { recordingConnection } from './hub.test-support.js';
+import { recordingConnection, registryMember } from './hub.test-support.js';
 import type { RoomSettings } from '../shared/protocol.js';
 import { createRoomRegistry } from './room-registry.js';
 import { createSession } from './session.js';
@@ -18,14 +18,7 @@ const clock = manualClock();
 function setup(bus: SignalBus = createLocalSignalBus(), log = silentLog) {
   const registry = createRoomRegistry({ bus, log, onDecision: () => {} });
   /** A joined session of `roomId` with peer id `peerId`, entered into the registry. */
-  const member = (roomId: number, peerId: string) => {
-    const connection = recordingConnection();
-    const session = createSession(connection, clock);
-    session.participant = { token: `token-${peerId}`, peerId, roomId, role: 'guest', name: peerId, admission: 'admitted' };
-    session.state = 'joined';
-    registry.enter(roomId, session, settings);
-    return { session, connection };
-  };
+  const member = (roomId: number, peerId: string) => registryMember(registry, roomId, peerId, settings, clock);
   return { registry, member, bus };
 }
 
