@@ -24,7 +24,13 @@ interface SfuState {
   subscribing: boolean;
   /** Work on this participant's handles, one at a time: Janus answers a handle's requests in order, a browser's JSEP too. */
   queue: Promise<unknown>;
+  /** Settles when the browser answered the subscription's latest offer: the next update waits for it (one negotiation at a time). */
+  answered: Promise<void>;
+  answer: () => void;
 }
+
+/** How long an update of a subscription waits for the browser's answer to the previous offer. */
+const ANSWER_WAIT_MS = 5000;
 
 export interface SfuCalls {
   readonly minParticipants: number;
@@ -44,6 +50,13 @@ export const displayOf = (peerId: string, kind: SfuKind) => `${peerId}/${kind}`;
 function parseDisplay(display: string): { peerId: string; kind: SfuKind } | null {
   const [peerId, kind] = display.split('/');
   return peerId && (kind === 'camera' || kind === 'screen') ? { peerId, kind } : null;
+}
+
+/** An offer went to the browser: the next update waits for its answer. */
+function expectAnswer(state: SfuState): void {
+  state.answered = new Promise((resolve) => {
+    state.answer = resolve;
+  });
 }
 
 /** Whose media each mid of a subscription carries, as the page needs it. */
@@ -71,7 +84,7 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     if (existing) return existing;
     const participant = session.participant!;
     const pin = await instances.room(participant.roomId);
-    const made = states.get(session) ?? { roomId: participant.roomId, peerId: participant.peerId, pin, publications: new Map(), subscriber: null, subscribing: false, queue: Promise.resolve() };
+    const made: SfuState = states.get(session) ?? { roomId: participant.roomId, peerId: participant.peerId, pin, publications: new Map(), subscriber: null, subscribing: false, queue: Promise.resolve(), answered: Promise.resolve(), answer: () => {} };
     states.set(session, made);
     return made;
   }
@@ -88,13 +101,16 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     if (!state.subscriber) {
       if (!wanted.length) return { sdp: null, streams: [] };
       state.subscriber = await joinAsSubscriber(janus, state.pin, wanted, (event) => heard(session, state, event));
+      expectAnswer(state);
       return { sdp: state.subscriber.offer.sdp, streams: streamsOf(state.subscriber) };
     }
     const current = [...new Set(state.subscriber.streams.map((stream) => stream.feed))];
     const add = wanted.filter((feed) => !current.includes(feed));
     const remove = current.filter((feed) => !wanted.includes(feed));
     if (!add.length && !remove.length) return null;
+    await Promise.race([state.answered, new Promise((resolve) => setTimeout(resolve, ANSWER_WAIT_MS))]);
     const offer = await state.subscriber.update(add, remove);
+    if (offer) expectAnswer(state);
     return offer ? { sdp: offer.sdp, streams: streamsOf(state.subscriber) } : null;
   }
 
@@ -116,33 +132,20 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
 
   // A room whose instance was lost moves once per node, and its browsers here start their SFU path again.
   instances.onLost((instance) => {
-    const rooms = new Map<number, SfuPin>();
-    for (const [session, state] of states) {
-      if (state.pin.instance !== instance) continue;
-      rooms.set(state.roomId, state.pin);
-      states.delete(session);
-    }
-    for (const [roomId, pin] of rooms) {
+    const lost = [...states].filter(([, state]) => state.pin.instance === instance);
+    for (const [session] of lost) states.delete(session);
+    for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
       instances
         .move(pin)
         .catch((error: unknown) => log.warn({ err: error, room: roomId }, 'sfu room could not move yet'))
         .finally(() => {
-          for (const session of sessionsIn(roomId)) options.send(session, { type: 'sfu-restart' });
+          for (const [session, state] of lost) if (state.roomId === roomId) options.send(session, { type: 'sfu-restart' });
         });
     }
   });
-  const known = new Map<number, Set<Session>>();
-  const sessionsIn = (roomId: number) => known.get(roomId) ?? new Set<Session>();
-  const remember = (session: Session, roomId: number) => {
-    const set = known.get(roomId) ?? new Set<Session>();
-    set.add(session);
-    known.set(roomId, set);
-  };
 
   async function leave(session: Session): Promise<void> {
     const state = states.get(session);
-    const roomId = state?.roomId ?? session.participant?.roomId;
-    if (roomId !== undefined) known.get(roomId)?.delete(session);
     if (!state) return;
     states.delete(session);
     await serially(state, async () => {
@@ -155,7 +158,6 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     minParticipants: options.minParticipants,
     async publish(session, kind, offer) {
       const state = await stateOf(session);
-      remember(session, state.roomId);
       return serially(state, async () => {
         await state.publications.get(kind)?.leave();
         const publisher = await joinAsPublisher(await instances.session(state.pin.instance), state.pin, displayOf(state.peerId, kind), (event) => heard(session, state, event));
@@ -173,7 +175,6 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     },
     async subscribe(session) {
       const state = await stateOf(session);
-      remember(session, state.roomId);
       state.subscribing = true;
       // Asked again (after a restart of the page's side): a fresh subscription, from the start.
       return serially(state, async () => {
@@ -184,8 +185,9 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     },
     async answer(session, sdp) {
       const state = states.get(session);
-      if (!state) return;
-      await serially(state, () => state.subscriber?.start({ type: 'answer', sdp }) ?? Promise.resolve());
+      // Not queued: an update waiting in the queue for this very answer would wait for ever.
+      await state?.subscriber?.start({ type: 'answer', sdp });
+      state?.answer();
     },
     async trickle(session, target, candidate) {
       const state = states.get(session);

@@ -193,7 +193,8 @@ export type ServerMessage =
    * requestId), and again, without one, whenever someone's publication comes
    * or goes. `streams` says whose media each mid carries.
    */
-  | { type: 'sfu-offer'; requestId?: string; sdp: string | null; streams: SfuStream[] }
+  | { type: 'sfu-offer'; requestId: string; sdp: string | null; streams: SfuStream[] }
+  | { type: 'sfu-offer'; sdp: string | null; streams: SfuStream[] }
   /** The SFU instance of the room failed and the room moved: publish and subscribe again. */
   | { type: 'sfu-restart' };
 

@@ -112,6 +112,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     stage,
     host: screen.host,
     signaling,
+    stream,
     onConnectionState: (peerId, connectionState) => monitor.connectionState(peerId, connectionState),
     onFlowing: (peerId) => monitor.peerFlowing(peerId),
     flowing: (pc) => monitor.flowing(pc),

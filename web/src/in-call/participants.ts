@@ -11,13 +11,16 @@ import type { CallState } from './call-state.js';
 import type { HostControls } from './host-controls.js';
 import type { Joined } from './reconnection.js';
 import { createRemotePeers } from './remote-peers.js';
+import { createSfuSwitch } from '../sfu/sfu-switch.js';
 import type { Stage } from './stage.js';
 
 export interface ParticipantsOptions {
   state: CallState;
   stage: Pick<Stage, 'addTile'>;
   host: Pick<HostControls, 'canRemove' | 'remove'>;
-  signaling: Pick<Signaling, 'send'>;
+  signaling: Pick<Signaling, 'send' | 'request'>;
+  /** The camera and microphone, which the SFU path publishes (the mesh gets them through addTracks). */
+  stream?: MediaStream;
   /** A peer connection's state changed (connection-monitor.ts). */
   onConnectionState(peerId: string, state: RTCPeerConnectionState): void;
   /** A peer we knew came back after its own drop and its connection to us is up: its media flows. */
@@ -50,6 +53,17 @@ export function createParticipants(options: ParticipantsOptions) {
     },
     onState: options.onConnectionState,
   });
+  // From the server's threshold the call's media goes through the SFU (docs/design.md, "Group calls through an SFU").
+  const sfu = createSfuSwitch({
+    mesh,
+    signaling: options.signaling,
+    stream: () => options.stream ?? null,
+    onTrack: (peerId, track, from) => {
+      if (!peers.has(peerId)) arrive({ id: peerId, name: t('call.unknownParticipant'), role: 'guest' });
+      peers.track(peerId, track, from);
+    },
+    others: () => [...state.now.participants.keys()],
+  });
   const unsubscribe = state.subscribe((change, now) => {
     if (change.type === 'settings') peers.showMeters(now.settings.audioIndicator);
   });
@@ -80,19 +94,23 @@ export function createParticipants(options: ParticipantsOptions) {
         // Back after a drop, as the same participant: keep the tiles and connections of those still here.
         peers.keepOnly(joined.peers.map((p) => p.id));
         for (const info of joined.peers) if (!peers.has(info.id)) peers.add(info);
-        mesh.resume(
-          joined.peers.map((p) => p.id),
-          rtcConfig,
-          options.flowing,
-        );
+        // Through the SFU: nobody is called peer to peer.
+        if (!sfu.entered(joined)) {
+          mesh.resume(
+            joined.peers.map((p) => p.id),
+            rtcConfig,
+            options.flowing,
+          );
+        }
       } else {
         peers.removeAll();
         mesh.reset(joined.self.id, rtcConfig);
+        const viaSfu = sfu.entered(joined);
         // The newcomer calls everyone already there; they answer. (A tile added replaces its peer's connection: tile first.)
         // The first offer may have gone with the join already (offeredTo).
         answers = joined.peers.map((info) => {
           peers.add(info);
-          return mesh.add(info.id, true, info.id === joined.offeredTo).answered;
+          return viaSfu ? Promise.resolve() : mesh.add(info.id, true, info.id === joined.offeredTo).answered;
         });
       }
       // Alone: the first to come calls this page, which answers.
@@ -102,6 +120,7 @@ export function createParticipants(options: ParticipantsOptions) {
 
     /** The server's news of the others, and what they send us through it. */
     async handle(message: ServerMessage): Promise<void> {
+      if (sfu.handle(message)) return;
       switch (message.type) {
         case 'peer-joined':
           if (peers.has(message.peer.id)) {
@@ -111,6 +130,7 @@ export function createParticipants(options: ParticipantsOptions) {
           } else {
             arrive(message.peer);
           }
+          sfu.counted();
           // The newcomer missed the announcement of a share in progress.
           await options.announceScreen();
           return;
@@ -130,6 +150,7 @@ export function createParticipants(options: ParticipantsOptions) {
           return;
         case 'peer-left':
           leave(message.peerId);
+          sfu.counted();
           return;
         case 'signal':
           return mesh.signal(message.from, message.data);
@@ -150,6 +171,7 @@ export function createParticipants(options: ParticipantsOptions) {
 
     close() {
       unsubscribe();
+      sfu.close();
       mesh.close();
       peers.stopMeters();
     },

@@ -1,0 +1,84 @@
+// Moving a call between its two media paths (docs/design.md, "Group calls
+// through an SFU"): the mesh (../mesh.ts) below the server's threshold, the
+// SFU (sfu-call.ts) from it. Going up, the page starts its publication and
+// subscription and closes its peer-to-peer connections, which the others
+// close too as they count the same people; while it is up, the others'
+// peer-to-peer signals are not taken, except an offer once the room is below
+// the threshold (someone went back first: this page follows at once). Going
+// down, the SFU path stops and the mesh calls again, one side per pair
+// (Mesh.present: the smaller peer id calls).
+import type { ServerMessage } from '../../../src/shared/protocol.js';
+import type { Mesh } from '../mesh.js';
+import type { Signaling } from '../signaling.js';
+import type { Joined } from '../in-call/reconnection.js';
+import { createPathChoice, type PathChoice } from './path-choice.js';
+import { createSfuCall } from './sfu-call.js';
+
+export interface SfuSwitchOptions {
+  mesh: Mesh;
+  signaling: Pick<Signaling, 'send' | 'request'>;
+  stream(): MediaStream | null;
+  onTrack(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
+  /** The other participants in the call now. */
+  others(): string[];
+}
+
+export type SfuSwitch = ReturnType<typeof createSfuSwitch>;
+
+export function createSfuSwitch(options: SfuSwitchOptions) {
+  const { mesh } = options;
+  let rtcConfig: RTCConfiguration = {};
+  let choice: PathChoice | null = null;
+  const call = createSfuCall({ signaling: options.signaling, rtcConfig: () => rtcConfig, stream: options.stream, onTrack: options.onTrack });
+
+  const up = () => {
+    for (const [id] of mesh.byPeer()) mesh.remove(id);
+    call.start().catch(() => {
+      // Janus refused or could not be reached: the next change of people tries again.
+      call.stop();
+    });
+  };
+  const down = () => {
+    call.stop();
+    for (const id of options.others()) mesh.present(id);
+  };
+
+  return {
+    /** In the call (first or again): whether it goes through the SFU, in which case the newcomer calls nobody peer to peer. */
+    entered(joined: Joined): boolean {
+      rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
+      if (!joined.sfu) return false;
+      choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? up() : down()));
+      // Back after a drop: the server let our publication and subscription go with the old connection.
+      if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
+      choice.count(1 + joined.peers.length);
+      return choice.path === 'sfu';
+    },
+
+    /** True when the message was the SFU path's to take (or a peer-to-peer signal it holds back). */
+    handle(message: ServerMessage): boolean {
+      if (message.type === 'sfu-offer' || message.type === 'sfu-restart') {
+        void call.handle(message).catch(() => {});
+        return true;
+      }
+      if (message.type !== 'signal' || choice?.path !== 'sfu') return false;
+      if ('description' in message.data && message.data.description.type === 'offer') choice.downNow();
+      return choice.path === 'sfu';
+    },
+
+    /** Someone came or went: the path follows the number of people. */
+    counted(): void {
+      choice?.count(1 + options.others().length);
+    },
+
+    get path() {
+      return choice?.path ?? 'mesh';
+    },
+    connections: call.connections,
+
+    close(): void {
+      choice?.stop();
+      call.stop();
+    },
+  };
+}
