@@ -59,6 +59,8 @@ describe('GET /join/{token}', () => {
       catalogue: en,
       // No STUN or TURN configured in this server: the check gathers with none, and no credentials expire.
       network: { iceServers: [], iceTransportPolicy: 'all', ttlSeconds: null },
+      // No frame-ancestors for this tenant: the page posts to no parent and obeys none (docs/design.md, "Embedding").
+      embed: { origins: [], minimal: false },
     });
   });
 
