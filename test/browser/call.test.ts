@@ -40,7 +40,7 @@ beforeAll(async () => {
       if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
     });
   }
-});
+}, 180_000); // the world starts in seconds on a quiet machine; far more than the config's minute on a loaded one
 /**
  * For each media connection the page has made (keepPeerConnections), in order,
  * whether it is the call's (given a remote description). The join screen's
@@ -68,14 +68,14 @@ describe('a call between a host and a guest', () => {
     const response = await guest.goto(room.guest_join_url);
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(response?.headers()['referrer-policy']).toBe('no-referrer');
-    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent()).toBe('Check-up <b>& more</b>');
+    await expect.poll(() => guest.getByRole('heading', { level: 1 }).textContent(), { timeout: 15_000 }).toBe('Check-up <b>& more</b>');
     expect(await guest.locator('h1 b').count()).toBe(0);
     expect(await guest.getByTestId('name-input').inputValue()).toBe('Patient');
     await guest.getByTestId('audio-indicator').waitFor();
     await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
     // The fake microphone beeps: the level moves within a couple of seconds.
     await expect
-      .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 5000, interval: 100 })
+      .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 15_000, interval: 100 })
       .toBeGreaterThan(0.01);
     expect(await guest.locator('select#camera option').count()).toBeGreaterThan(0);
     expect(await guest.locator('select#microphone option').count()).toBeGreaterThan(0);
@@ -122,7 +122,7 @@ describe('a call between a host and a guest', () => {
     }
     // Each sees itself in the call: its own picture plays (a paused one stays black).
     for (const page of [host, guest]) {
-      await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 5000 }).toBe(true);
+      await expect.poll(() => page.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.currentTime > 0), { timeout: 15_000 }).toBe(true);
     }
     expect(
       await guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => ({
@@ -131,7 +131,7 @@ describe('a call between a host and a guest', () => {
         paused: (window as unknown as { previewPaused?: boolean }).previewPaused === true,
       })),
     ).toEqual({ preview: true, inOwnTile: true, paused: false });
-    await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth)).toBeGreaterThan(0);
+    await expect.poll(() => guest.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
     expect(await guest.locator('figcaption').allTextContents()).toContain('Dr. Ada');
     const fetched = await world.api('GET', `/api/rooms/${room.token}`);
     expect(fetched.json.status).toBe('started');
@@ -144,7 +144,7 @@ describe('a call between a host and a guest', () => {
   it('carries chat to the other side', async () => {
     await host.getByTestId('chat-input').fill('Hello <i>there</i>');
     await host.getByTestId('chat-send').click();
-    await expect.poll(() => guest.getByTestId('chat-message').allTextContents()).toEqual(['Dr. Ada: Hello <i>there</i>']);
+    await expect.poll(() => guest.getByTestId('chat-message').allTextContents(), { timeout: 15_000 }).toEqual(['Dr. Ada: Hello <i>there</i>']);
     expect(await guest.locator('[data-testid=chat-message] i').count()).toBe(0);
   });
 
@@ -169,7 +169,7 @@ describe('a call between a host and a guest', () => {
     const third = await world.participant();
     await join(third, link, 'Interpreter');
     await expectMediaFlowing(third);
-    await expect.poll(() => host.getByTestId('remote-video').count()).toBe(2);
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 15_000 }).toBe(2);
     await third.getByTestId('leave-button').click();
     await third.getByTestId('feedback-skip').click();
     await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(1);
