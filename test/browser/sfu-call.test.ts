@@ -3,7 +3,10 @@
 // to the SFU; with four, everyone decodes everyone, each page sends its video
 // to one address (Janus's) and uploads at most about twice what it uploads in
 // a call of two (from getStats); back at two the call returns to peer to
-// peer. A real Janus started by the test gathers on the machine's own
+// peer. In a room with a waiting room, someone waiting publishes and receives
+// nothing and a removed guest's publication goes; Janus killed with -9
+// mid-call is started again and the media comes back, nobody dropped from
+// current_participants (the time is printed). A real Janus started by the test gathers on the machine's own
 // non-loopback interface (Janus skips loopback).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -11,6 +14,8 @@ import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { startTestJanus } from '../helpers/janus.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
+import { openJanusSession } from '../../src/sfu/janus-client.js';
+import { VIDEOROOM } from '../../src/sfu/video-room.js';
 
 let janus: LocalJanus;
 let world: BrowserWorld;
@@ -140,5 +145,81 @@ describe('a call through Janus', () => {
     await eventually(async () => sent.get(pages[0]!)!.includes('sfu-leave'), 30_000, 'the SFU path left');
     const rate = await uploadRate(pages[0]!, 3000);
     expect(rate).toBeGreaterThan(0);
+  }, 90_000);
+});
+
+/** Opens the link and clicks Join; resolves once the page is in the waiting room. */
+async function knock(page: Page, url: string, name: string): Promise<void> {
+  await page.goto(url);
+  await page.getByTestId('name-input').fill(name);
+  await page.getByTestId('join-button').click();
+  await page.getByTestId('waiting-room').waitFor();
+}
+
+/** Who publishes in the room's VideoRoom, asked of Janus itself: the participants' ids. */
+async function publishing(roomToken: string): Promise<string[]> {
+  const row = await world.server.services.database.db.selectFrom('rooms').select('id').where('token', '=', roomToken).executeTakeFirstOrThrow();
+  const pin = await world.server.services.repos.sfuRooms.find(Number(row.id));
+  if (!pin) return [];
+  const session = await openJanusSession(pin.instance, janus.apiSecret);
+  try {
+    const handle = await session.attach(VIDEOROOM);
+    const answer = await handle.request({ request: 'listparticipants', room: pin.janusRoom });
+    return (answer.participants as { display: string }[]).map((p) => p.display.split('/')[0]!).sort();
+  } finally {
+    await session.destroy();
+  }
+}
+
+const apiRoom = async (token: string) => (await world.api('GET', `/api/rooms/${token}`)).json;
+
+describe('the waiting room and removal in an SFU room', () => {
+  it('lets someone waiting publish and receive nothing, and a removed guest\'s media goes', async () => {
+    await world.closeContexts();
+    const room = await world.createRoom({ enable_waiting_room: true });
+    const host = await participant();
+    await join(host, room.host_join_url, 'Dr. Ada');
+    const guests = [await participant(), await participant()];
+    for (const [index, guest] of guests.entries()) {
+      await knock(guest, room.guest_join_url, `Guest ${index + 1}`);
+      await host.getByTestId('admit-button').first().click();
+      await guest.getByTestId('waiting-room').waitFor({ state: 'detached' });
+    }
+    await everyoneSees([host, ...guests], 2);
+    const waiting = await participant();
+    await knock(waiting, room.guest_join_url, 'Waiting');
+    // Held a while: the waiting page sent nothing to the SFU, and nobody receives it.
+    await sleep(3000);
+    expect(sent.get(waiting)!.filter((type) => type.startsWith('sfu-'))).toEqual([]);
+    expect(await picturesShown(waiting)).toBe(0);
+    for (const page of [host, ...guests]) expect(await picturesShown(page)).toBe(2);
+    expect(await publishing(room.token)).toHaveLength(3);
+    // The host removes the second guest: its publication leaves the VideoRoom, and the others stop showing it.
+    await host.getByTestId('remove-button').nth(1).click();
+    await guests[1]!.getByTestId('removed').waitFor();
+    await eventually(async () => (await publishing(room.token)).length === 2, 15_000, 'the removed guest\'s publication gone');
+    await everyoneSees([host, guests[0]!], 1);
+    expect((await apiRoom(room.token)).current_participants).toHaveLength(2);
+  }, 120_000);
+});
+
+describe('Janus killed mid-call', () => {
+  it('brings the media back through the Janus started again, with nobody dropped from the call', async () => {
+    await world.closeContexts();
+    const room = await world.createRoom();
+    const pages = [await participant(), await participant(), await participant()];
+    await join(pages[0]!, room.host_join_url, 'Dr. Ada');
+    await join(pages[1]!, room.guest_join_url, 'Pat');
+    await join(pages[2]!, room.guest_join_url, 'Relative');
+    await everyoneSees(pages, 2);
+    const killedAt = Date.now();
+    process.kill(janus.pid!, 'SIGKILL');
+    // Media back: every page decodes new frames from both others again.
+    const frames = () => Promise.all(pages.map((page) => page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].map((v) => v.getVideoPlaybackQuality().totalVideoFrames))));
+    await sleep(500);
+    const before = await frames();
+    await eventually(async () => (await frames()).every((counts, i) => counts.length === 2 && counts.every((n, j) => n > (before[i]![j] ?? 0) + 10)), 30_000, 'media back after the kill');
+    console.log(`[sfu] media back ${Date.now() - killedAt} ms after Janus was killed`);
+    expect((await apiRoom(room.token)).current_participants).toHaveLength(3);
   }, 90_000);
 });

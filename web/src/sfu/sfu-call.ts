@@ -11,6 +11,8 @@ import { CAMERA_ENCODINGS, layerFor, type Substream } from './layers.js';
 
 /** How often the received videos' layers are checked against their tiles' sizes (the layout changes with people and panels). */
 const LAYERS_EVERY_MS = 2000;
+/** A publication or subscription Janus could not take (it is starting again, the room is moving) is tried again this often. */
+const RETRY_EVERY_MS = 1000;
 
 export interface SfuCallOptions {
   signaling: Pick<Signaling, 'send' | 'request'>;
@@ -160,6 +162,19 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     remote.clear();
   }
 
+  /** Publishes and subscribes from scratch, again and again while the SFU path is on and Janus does not take them. */
+  async function connect(): Promise<void> {
+    while (active) {
+      try {
+        await Promise.all([publish(), subscribe()]);
+        return;
+      } catch {
+        closeConnections();
+        await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
+      }
+    }
+  }
+
   return {
     get active() {
       return active;
@@ -168,7 +183,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       if (active) return;
       active = true;
       layerTimer = setInterval(chooseLayers, LAYERS_EVERY_MS);
-      await Promise.all([publish(), subscribe()]);
+      await connect();
     },
     stop() {
       if (!active) return;
@@ -183,7 +198,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       if (message.type === 'sfu-offer' && !('requestId' in message)) return takeOffer(message.sdp, message.streams);
       if (message.type === 'sfu-restart') {
         closeConnections();
-        await Promise.all([publish(), subscribe()]);
+        await connect();
       }
     },
     connections: () => [publisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
