@@ -2,6 +2,7 @@
 // does (src/local-janus.ts): generated configuration, HTTP API on 127.0.0.1,
 // its own RTP port range. Janus missing fails the test (with CI=true and
 // without): no test skips for want of it (test/README.md).
+import os from 'node:os';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { janusInstalled, startLocalJanus, type LocalJanus } from '../../src/local-janus.js';
@@ -54,4 +55,17 @@ export function publisherOffer(): string {
     'a=ssrc:2222 cname:parley',
     '',
   ].join('\r\n');
+}
+
+/**
+ * This machine's first IPv4 address that is not loopback: where a Janus the
+ * tests start gathers its candidates (Janus skips loopback), so a TURN server
+ * relaying to it must listen and relay there too.
+ */
+export function ownAddress(): string {
+  const found = Object.values(os.networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
+  if (!found) throw new Error('no IPv4 interface besides loopback: Janus has no address to gather candidates on');
+  return found.address;
 }
