@@ -1,7 +1,7 @@
 // Presence and the room lifecycle that follows from it (docs/design.md#room-lifecycle), with
 // one-second graces: abrupt disconnects, resuming, ending, restarting, dead nodes.
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createParticipationService, MAX_PARTICIPANTS } from '../../src/domain/participation/participation.service.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
@@ -22,10 +22,18 @@ describe('presence', () => {
     const guest = await server.connect();
     const h = await host.join(room.access_token);
     const g = await guest.join(room.guest_token);
-    guest.terminate();
-    expect(await host.next('peer-reconnecting')).toEqual({ type: 'peer-reconnecting', peerId: g.self.id });
-    expect(await participantsOf(room.token)).toEqual([h.participantToken, g.participantToken]);
-    expect(await host.next('peer-left')).toEqual({ type: 'peer-left', peerId: g.self.id });
+    // The grace runs on timers of the test's own (setTimeout only; the heartbeat's interval stays real):
+    // on the real clock a loaded machine's stall (1-3 s) lets the one-second grace pass before the check.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      guest.terminate();
+      expect(await host.next('peer-reconnecting')).toEqual({ type: 'peer-reconnecting', peerId: g.self.id });
+      expect(await participantsOf(room.token)).toEqual([h.participantToken, g.participantToken]);
+      await vi.advanceTimersByTimeAsync(1100); // the grace is over
+      expect(await host.next('peer-left')).toEqual({ type: 'peer-left', peerId: g.self.id });
+    } finally {
+      vi.useRealTimers();
+    }
     expect(await participantsOf(room.token)).toEqual([h.participantToken]);
   });
 
@@ -103,20 +111,30 @@ describe('resuming', () => {
     await host.join(room.access_token, 'Host');
     const first = await server.connect();
     const g = await first.join(room.guest_token, 'Guest');
-    first.terminate();
-    await host.next('peer-reconnecting');
-    const again = await server.connect();
-    const resumed = await again.join(room.guest_token, 'Guest', g.participantToken);
-    expect(resumed.resumed).toBe(true);
-    expect(resumed.participantToken).toBe(g.participantToken);
-    expect(resumed.self.id).toBe(g.self.id);
-    expect((await host.next('peer-joined')).peer.id).toBe(g.self.id);
-    expect((await participantsOf(room.token)).sort()).toHaveLength(2);
-    await sleep(1200);
-    expect(host.all('peer-left')).toEqual([]);
+    // The graces run on timers of the test's own (setTimeout only), as in the first test: on the real
+    // clock a stall longer than the one-second grace would drop the guest before it comes back.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let again: Awaited<ReturnType<typeof server.connect>>;
+    try {
+      first.terminate();
+      await host.next('peer-reconnecting');
+      again = await server.connect();
+      const resumed = await again.join(room.guest_token, 'Guest', g.participantToken);
+      expect(resumed.resumed).toBe(true);
+      expect(resumed.participantToken).toBe(g.participantToken);
+      expect(resumed.self.id).toBe(g.self.id);
+      expect((await host.next('peer-joined')).peer.id).toBe(g.self.id);
+      expect((await participantsOf(room.token)).sort()).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1200); // past the first grace: no leave comes
+      expect(host.all('peer-left')).toEqual([]);
 
-    again.terminate();
-    await host.next('peer-left');
+      again.terminate();
+      await host.next('peer-reconnecting'); // the drop is noticed: its grace has begun
+      await vi.advanceTimersByTimeAsync(1100); // and runs out
+      await host.next('peer-left');
+    } finally {
+      vi.useRealTimers();
+    }
     await sleep(1100);
     const late = await server.connect();
     const fresh = await late.join(room.guest_token, 'Guest', g.participantToken);
