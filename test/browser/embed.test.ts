@@ -164,7 +164,7 @@ describe('an integrator page on another site embeds the call', () => {
     const chatOpen = () => patientFrame.getByTestId('chat-input').isVisible();
     const before = await chatOpen();
     await patient.getByRole('button', { name: 'Chat' }).click(); // the demo's button
-    await expect.poll(chatOpen).toBe(!before);
+    await expect.poll(chatOpen, { timeout: 15_000 }).toBe(!before);
 
     step('a network cut: reconnecting, then connected, as the same participant');
     const participantsBefore = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants;
@@ -285,9 +285,9 @@ describe('an integrator page on another site embeds the call', () => {
         expect(raw.map((e) => e.event)).toEqual(['ready', 'join', 'participant_join']);
         // The documented raw protocol works for the page that frames it.
         await patient.evaluate(() => (window as unknown as { command(m: unknown): void }).command({ parley: 1, command: 'toggle_microphone', detail: { enabled: false } }));
-        await expect.poll(() => pressed(frame, 'mute-button')).toBe('true');
+        await expect.poll(() => pressed(frame, 'mute-button'), { timeout: 15_000 }).toBe('true');
         await expect
-          .poll(() => patient.evaluate(() => (window as unknown as { rawEvents: { event: string; detail: unknown }[] }).rawEvents.at(-1)))
+          .poll(() => patient.evaluate(() => (window as unknown as { rawEvents: { event: string; detail: unknown }[] }).rawEvents.at(-1)), { timeout: 15_000 })
           .toEqual({ parley: 1, event: 'microphone_toggle', detail: { enabled: false } });
       }
       expect(await frameErrors(frame)).toEqual([]);
