@@ -1,0 +1,162 @@
+// Group calls, mesh against SFU (docs/design.md, "Group calls through an
+// SFU"), in headless Chromium against `node dist/src/main.js` (npm run build
+// first) on PGlite: for calls of each size, each page's upload and download
+// (kbit/s, median over the pages, from getStats over a window once everyone
+// decodes everyone), the last joiner's time from Join to its first decoded
+// remote frame, and the CPU of Parley (its processes) and of Janus per
+// participant. The mesh runs with SFU=off, the SFU with SFU=janus and a Janus
+// started here (test/helpers/janus.ts).
+//   npm run bench:sfu -- [--sizes=2,3,4,6] [--window=5000] [--paths=mesh,sfu]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, keepPeerConnections } from '../test/helpers/browser.js';
+import { startTestJanus } from '../test/helpers/janus.js';
+import { startParley, type ServerProcess } from './support/processes.js';
+import { fixed, flags, markdownTable, median } from './support/stats.js';
+
+const options = flags();
+const sizes = (options.get('sizes') ?? '2,3,4,6').split(',').map(Number);
+const windowMs = Number(options.get('window') ?? 5000);
+const paths = (options.get('paths') ?? 'mesh,sfu').split(',') as ('mesh' | 'sfu')[];
+
+/** CPU seconds used so far by a process and its children (utime + stime, from /proc). */
+function cpuSeconds(pid: number): number {
+  // USER_HZ: 100 on Linux.
+  const ticks = 100;
+  const own = (p: number) => {
+    try {
+      const fields = fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      return 0;
+    }
+  };
+  const children = (p: number): number[] => {
+    try {
+      return fs
+        .readdirSync(`/proc/${p}/task`)
+        .flatMap((task) => fs.readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    } catch {
+      return [];
+    }
+  };
+  const all = [pid, ...children(pid)];
+  return all.reduce((sum, p) => sum + own(p), 0);
+}
+
+/** Bytes sent and received so far on the page's open connections (RTP, audio and video). */
+const bytes = (page: Page) =>
+  page.evaluate(async () => {
+    let sent = 0;
+    let received = 0;
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState !== 'connected') continue;
+      (await pc.getStats()).forEach((s) => {
+        if (s.type === 'outbound-rtp') sent += s.bytesSent ?? 0;
+        if (s.type === 'inbound-rtp') received += s.bytesReceived ?? 0;
+      });
+    }
+    return { sent, received };
+  });
+
+const picturesShown = (page: Page) =>
+  page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length);
+
+async function everyoneSees(pages: Page[], n: number): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while ((await Promise.all(pages.map(picturesShown))).some((count) => count !== n)) {
+    if (Date.now() > deadline) throw new Error(`not everyone sees ${n} pictures`);
+    await sleep(200);
+  }
+}
+
+async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null) {
+  const room = await (
+    await fetch(`${server.url}/api/rooms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Bench', meeting_duration: 30, scheduled_at: new Date().toISOString() }),
+    })
+  ).json();
+  const contexts: BrowserContext[] = [];
+  const pages: Page[] = [];
+  let firstFrameMs = 0;
+  try {
+    for (let i = 0; i < size; i++) {
+      const context = await browser.newContext({ viewport: { width: 800, height: 600 } });
+      await context.addInitScript(keepPeerConnections);
+      contexts.push(context);
+      const page = await context.newPage();
+      pages.push(page);
+      await page.goto(i === 0 ? room.host_join_url : room.guest_join_url);
+      await page.getByTestId('name-input').fill(`P${i}`);
+      if (i > 0 && i === size - 1) await everyoneSees(pages.slice(0, -1), size - 2);
+      const clicked = Date.now();
+      await page.getByTestId('join-button').click();
+      if (i === size - 1) {
+        await page.waitForFunction(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].some((v) => v.videoWidth > 0), undefined, { timeout: 60_000 });
+        firstFrameMs = Date.now() - clicked;
+      } else {
+        await page.getByTestId('leave-button').waitFor();
+      }
+    }
+    await everyoneSees(pages, size - 1);
+    await sleep(4000);
+    const before = await Promise.all(pages.map(bytes));
+    const cpuBefore = { parley: cpuSeconds(server.pid), janus: janusPid ? cpuSeconds(janusPid) : 0 };
+    await sleep(windowMs);
+    const after = await Promise.all(pages.map(bytes));
+    const cpu = {
+      parley: (cpuSeconds(server.pid) - cpuBefore.parley) / (windowMs / 1000),
+      janus: janusPid ? (cpuSeconds(janusPid) - cpuBefore.janus) / (windowMs / 1000) : 0,
+    };
+    const kbits = (n: number) => (n * 8) / windowMs;
+    return {
+      upload: median(after.map((a, i) => kbits(a.sent - before[i]!.sent))),
+      download: median(after.map((a, i) => kbits(a.received - before[i]!.received))),
+      firstFrameMs,
+      parleyCpu: (cpu.parley * 100) / size,
+      janusCpu: (cpu.janus * 100) / size,
+    };
+  } finally {
+    await Promise.all(contexts.map((context) => context.close()));
+  }
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  const janus = paths.includes('sfu') ? await startTestJanus() : null;
+  const rows: (string | number)[][] = [];
+  try {
+    for (const mediaPath of paths) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-'));
+      const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(mediaPath === 'sfu' && janus ? { SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret } : {}) };
+      const server = await startParley(env);
+      try {
+        for (const size of sizes) {
+          if (mediaPath === 'mesh' && size > 8) continue;
+          const figures = await measure(server, browser, size, mediaPath === 'sfu' ? (janus?.pid ?? null) : null);
+          rows.push([mediaPath, size, fixed(figures.upload, 0), fixed(figures.download, 0), figures.firstFrameMs, fixed(figures.parleyCpu), fixed(figures.janusCpu)]);
+          console.error(`${mediaPath} ${size}: ${JSON.stringify(figures)}`);
+        }
+      } finally {
+        await server.stop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await browser.close();
+    await janus?.stop();
+  }
+  console.log(
+    markdownTable(['path', 'people', 'upload kbit/s (median page)', 'download kbit/s (median page)', 'last joiner: Join to first remote frame (ms)', 'Parley CPU % of a core per person', 'Janus CPU % of a core per person'], rows),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
