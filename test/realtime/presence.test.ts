@@ -200,14 +200,19 @@ describe('lifecycle', () => {
     const room = await server.createRoom();
     const first = await server.connect();
     const g = await first.join(room.guest_token);
+    // The room's version (its ETag) moves when it ends and again when a rejoin starts it: a room that
+    // ended for a moment and started again would still say `started`, but not with this version.
+    const versionOf = async () => ((await server.api('GET', `/api/rooms/${room.token}`)) as unknown as { headers: Record<string, string> }).headers.etag;
+    const before = await versionOf();
     first.terminate();
     await eventually(async () => (await participantsOf(room.token)).length === 0, 10_000, 'drop noticed');
-    await sleep(500);
     const again = await server.connect();
     await again.join(room.guest_token, 'Guest', g.participantToken);
-    await sleep(700);
+    // Past the 1 s grace since the drop (a sleep that proves an absence: the room did not end).
+    await sleep(1100);
     await server.services.participation.sweep();
     expect((await server.getRoom(room.token)).status).toBe('started');
+    expect(await versionOf()).toBe(before);
   });
 
   /** A guest in a new room, as if connected through another node whose last heartbeat was 10 s ago. */
