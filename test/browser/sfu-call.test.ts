@@ -137,6 +137,17 @@ describe('a call through Janus', () => {
     expect(ratio).toBeLessThanOrEqual(2.2);
   }, 60_000);
 
+  it('carries a screen share as a second publication', async () => {
+    const screensShown = (page: Page) =>
+      page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-screen"]')].filter((v) => v.videoWidth > 0).length);
+    await pages[0]!.getByTestId('screenshare-button').click();
+    await eventually(async () => (await Promise.all(pages.slice(1).map(screensShown))).every((n) => n === 1), 30_000, 'the screen on every other page');
+    // The cameras stay where they were: three pictures each.
+    for (const page of pages) expect(await picturesShown(page)).toBe(3);
+    await pages[0]!.getByTestId('screenshare-button').click();
+    await eventually(async () => (await Promise.all(pages.slice(1).map((page) => page.getByTestId('remote-screen').count()))).every((n) => n === 0), 30_000, 'the screen gone');
+  }, 60_000);
+
   it('goes back to peer to peer when two remain', async () => {
     for (const page of pages.splice(2)) await page.getByTestId('leave-button').click();
     await everyoneSees(pages, 1);

@@ -140,7 +140,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
   const screenShare = createScreenShare({
     request: (message) => signaling.request(message),
     tellStopped: () => signaling.send({ type: 'screenshare-stop' }),
-    mesh: participants.mesh,
+    mesh: participants.outgoing,
     say: stage.say,
     onSharing: screen.controls.setSharing,
   });

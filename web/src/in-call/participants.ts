@@ -58,8 +58,10 @@ export function createParticipants(options: ParticipantsOptions) {
     mesh,
     signaling: options.signaling,
     stream: () => options.stream ?? null,
-    onTrack: (peerId, track, from) => {
+    onTrack: (peerId, track, from, kind) => {
       if (!peers.has(peerId)) arrive({ id: peerId, name: t('call.unknownParticipant'), role: 'guest' });
+      // A screen is told apart by its stream, which on this path is the SFU's, whatever the announcement named.
+      if (kind === 'screen') peers.screen(peerId, from.id);
       peers.track(peerId, track, from);
     },
     others: () => [...state.now.participants.keys()],
@@ -160,12 +162,14 @@ export function createParticipants(options: ParticipantsOptions) {
           return peers.mediaState(message.from, message.audio, message.video);
         case 'screenshare-started':
         case 'screenshare-stopped':
-          return peers.screen(message.from, message.type === 'screenshare-started' ? message.streamId : null);
+          return peers.screen(message.from, message.type === 'screenshare-started' ? sfu.screenStream(message.from, message.streamId) : null);
       }
     },
 
     /** Plays everyone's sound through this output device (where the browser allows). */
     setSpeaker: peers.setSpeaker,
+    /** What the page sends besides its camera (a screen), on whichever path the call takes. */
+    outgoing: sfu.outgoing,
     /** The tiles, for what is said on them about each connection. */
     tiles: peers,
 

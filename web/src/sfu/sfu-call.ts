@@ -5,7 +5,7 @@
 // through an SFU"). Janus offers the subscription, the page answers; each
 // received track goes to its participant's tile through onTrack, as the
 // mesh's do. Which layer each received video comes in follows its tile.
-import type { ServerMessage, SfuStream } from '../../../src/shared/protocol.js';
+import type { ServerMessage, SfuKind, SfuStream } from '../../../src/shared/protocol.js';
 import type { Signaling } from '../signaling.js';
 import { CAMERA_ENCODINGS, layerFor, type Substream } from './layers.js';
 
@@ -19,11 +19,16 @@ export interface SfuCallOptions {
   rtcConfig(): RTCConfiguration;
   /** The camera and microphone this page sends. */
   stream(): MediaStream | null;
-  onTrack(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
+  /** A received track, in the stream of its participant's camera or screen (`kind`). */
+  onTrack(peerId: string, track: MediaStreamTrack, from: MediaStream, kind: SfuKind): void;
 }
 
 export interface SfuCall {
   readonly active: boolean;
+  /** The screen this page shares (a second publication while the SFU path is on), or null when it stops. */
+  share(screen: MediaStream | null): void;
+  /** The id of the stream a participant's screen arrives in here, which `screenshare-started` must name on this path. */
+  screenStreamId(peerId: string): string;
   start(): Promise<void>;
   stop(): void;
   /** Messages of the SFU (an updated subscription, a restart); others are ignored. */
@@ -47,10 +52,54 @@ function trickled(pc: RTCPeerConnection, send: (candidate: RTCIceCandidateInit |
   };
 }
 
+/**
+ * One publication: the camera (simulcast) with the microphone, or a screen
+ * (one layer: its text must stay sharp). `made` learns of the connection at
+ * once; `current` says whether it is still wanted when Janus's answer comes.
+ */
+async function publication(
+  options: SfuCallOptions,
+  kind: SfuKind,
+  local: MediaStream | null,
+  made: (pc: RTCPeerConnection) => void,
+  current: (pc: RTCPeerConnection) => boolean,
+): Promise<void> {
+  const { signaling } = options;
+  const pc = new RTCPeerConnection(options.rtcConfig());
+  made(pc);
+  const ready = trickled(pc, (candidate) => signaling.send({ type: 'sfu-candidate', target: kind, candidate: candidate as Record<string, unknown> | null }));
+  for (const track of local?.getTracks() ?? []) {
+    const init: RTCRtpTransceiverInit = { direction: 'sendonly', streams: [local!] };
+    pc.addTransceiver(track, track.kind === 'video' && kind === 'camera' ? { ...init, sendEncodings: CAMERA_ENCODINGS.map((encoding) => ({ ...encoding })) } : init);
+  }
+  const offer = await pc.createOffer();
+  await pc.setLocalDescription(offer);
+  const reply = await signaling.request({ type: 'sfu-publish', kind, offer: offer.sdp! });
+  if (reply.type !== 'sfu-answer' || !current(pc)) throw new Error(`publication refused: ${reply.type === 'error' ? reply.code : reply.type}`);
+  await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
+  ready();
+}
+
+/** Each received video at the layer its tile needs (the tile is the <video> showing its stream); `asked` keeps what was asked per mid. */
+function chooseLayers(streams: Map<string, SfuStream>, remote: Map<string, MediaStream>, asked: Map<string, Substream>, send: (mid: string, layer: Substream) => void): void {
+  const videos = [...document.querySelectorAll('video')];
+  for (const info of streams.values()) {
+    if (info.media !== 'video') continue;
+    const tile = videos.find((video) => video.srcObject === remote.get(`${info.peerId}/${info.kind}`));
+    if (!tile) continue;
+    const layer = info.kind === 'screen' ? 1 : layerFor(tile.clientWidth, window.devicePixelRatio || 1);
+    if (asked.get(info.mid) === layer) continue;
+    asked.set(info.mid, layer);
+    send(info.mid, layer);
+  }
+}
+
 export function createSfuCall(options: SfuCallOptions): SfuCall {
   const { signaling } = options;
   let active = false;
   let publisher: RTCPeerConnection | null = null;
+  let screenPublisher: RTCPeerConnection | null = null;
+  let screen: MediaStream | null = null;
   let subscriber: RTCPeerConnection | null = null;
   let streams = new Map<string, SfuStream>();
   /** One stream per participant and publication, as the mesh delivers a peer's camera. */
@@ -58,24 +107,14 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   const layers = new Map<string, Substream>();
   let layerTimer: ReturnType<typeof setInterval> | null = null;
 
-  async function publish(): Promise<void> {
-    const local = options.stream();
-    const pc = new RTCPeerConnection(options.rtcConfig());
-    publisher = pc;
-    const ready = trickled(pc, (candidate) => signaling.send({ type: 'sfu-candidate', target: 'camera', candidate: candidate as Record<string, unknown> | null }));
-    for (const track of local?.getTracks() ?? []) {
-      const init: RTCRtpTransceiverInit = { direction: 'sendonly', streams: [local!] };
-      pc.addTransceiver(track, track.kind === 'video' ? { ...init, sendEncodings: CAMERA_ENCODINGS.map((encoding) => ({ ...encoding })) } : init);
-    }
-    const offer = await pc.createOffer();
-    await pc.setLocalDescription(offer);
-    const reply = await signaling.request({ type: 'sfu-publish', kind: 'camera', offer: offer.sdp! });
-    if (reply.type !== 'sfu-answer' || publisher !== pc) throw new Error(`publication refused: ${reply.type === 'error' ? reply.code : reply.type}`);
-    await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
-    ready();
+  async function publish(kind: SfuKind, local: MediaStream | null): Promise<void> {
+    await publication(options, kind, local, (pc) => {
+      if (kind === 'camera') publisher = pc;
+      else screenPublisher = pc;
+    }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc);
   }
 
-  function streamFor(info: SfuStream): MediaStream {
+  function streamFor(info: Pick<SfuStream, 'peerId' | 'kind'>): MediaStream {
     const key = `${info.peerId}/${info.kind}`;
     let stream = remote.get(key);
     if (!stream) {
@@ -93,7 +132,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       const stream = streamFor(info);
       for (const old of stream.getTracks()) if (old.kind === event.track.kind) stream.removeTrack(old);
       stream.addTrack(event.track);
-      options.onTrack(info.peerId, event.track, stream);
+      options.onTrack(info.peerId, event.track, stream, info.kind);
     };
     return pc;
   }
@@ -126,25 +165,13 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       const track = transceiver.receiver.track;
       if (info && track && !streamFor(info).getTracks().includes(track)) {
         streamFor(info).addTrack(track);
-        options.onTrack(info.peerId, track, streamFor(info));
+        options.onTrack(info.peerId, track, streamFor(info), info.kind);
       }
     }
-    chooseLayers();
+    layersNow();
   }
 
-  /** Each received video at the layer its tile needs: the tile is the <video> showing its stream. */
-  function chooseLayers(): void {
-    const videos = [...document.querySelectorAll('video')];
-    for (const info of streams.values()) {
-      if (info.media !== 'video') continue;
-      const tile = videos.find((video) => video.srcObject === remote.get(`${info.peerId}/${info.kind}`));
-      if (!tile) continue;
-      const layer = info.kind === 'screen' ? 1 : layerFor(tile.clientWidth, window.devicePixelRatio || 1);
-      if (layers.get(info.mid) === layer) continue;
-      layers.set(info.mid, layer);
-      signaling.send({ type: 'sfu-layer', mid: info.mid, substream: layer });
-    }
-  }
+  const layersNow = () => chooseLayers(streams, remote, layers, (mid, substream) => signaling.send({ type: 'sfu-layer', mid, substream }));
 
   async function subscribe(): Promise<void> {
     const reply = await signaling.request({ type: 'sfu-subscribe' });
@@ -153,8 +180,10 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
 
   function closeConnections(): void {
     publisher?.close();
+    screenPublisher?.close();
     subscriber?.close();
     publisher = null;
+    screenPublisher = null;
     subscriber = null;
     subscriberReady = null;
     streams = new Map();
@@ -166,7 +195,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   async function connect(): Promise<void> {
     while (active) {
       try {
-        await Promise.all([publish(), subscribe()]);
+        await Promise.all([publish('camera', options.stream()), subscribe(), screen ? publish('screen', screen) : undefined]);
         return;
       } catch {
         closeConnections();
@@ -182,7 +211,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     async start() {
       if (active) return;
       active = true;
-      layerTimer = setInterval(chooseLayers, LAYERS_EVERY_MS);
+      layerTimer = setInterval(layersNow, LAYERS_EVERY_MS);
       await connect();
     },
     stop() {
@@ -201,6 +230,15 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
         await connect();
       }
     },
-    connections: () => [publisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
+    connections: () => [publisher, screenPublisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
+    share(shared) {
+      screen = shared;
+      if (!active) return;
+      screenPublisher?.close();
+      screenPublisher = null;
+      if (shared) publish('screen', shared).catch(() => {});
+      else signaling.send({ type: 'sfu-unpublish', kind: 'screen' });
+    },
+    screenStreamId: (peerId) => streamFor({ peerId, kind: 'screen' }).id,
   };
 }

@@ -18,7 +18,7 @@ export interface SfuSwitchOptions {
   mesh: Mesh;
   signaling: Pick<Signaling, 'send' | 'request'>;
   stream(): MediaStream | null;
-  onTrack(peerId: string, track: MediaStreamTrack, from: MediaStream): void;
+  onTrack(peerId: string, track: MediaStreamTrack, from: MediaStream, kind: 'camera' | 'screen'): void;
   /** The other participants in the call now. */
   others(): string[];
 }
@@ -73,6 +73,27 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
 
     get path() {
       return choice?.path ?? 'mesh';
+    },
+
+    /**
+     * What this page sends besides its camera (a screen): the mesh gets its
+     * tracks whatever the path (its connections, made again going down, send
+     * them), the SFU a second publication.
+     */
+    outgoing: {
+      addTracks(stream: MediaStream): void {
+        mesh.addTracks(stream);
+        call.share(stream);
+      },
+      removeTracks(stream: MediaStream): void {
+        mesh.removeTracks(stream);
+        call.share(null);
+      },
+    },
+
+    /** The stream a peer's screen arrives in on the path in use (`screenshare-started` names the sender's own). */
+    screenStream(peerId: string, streamId: string): string {
+      return call.active ? call.screenStreamId(peerId) : streamId;
     },
     connections: call.connections,
 
