@@ -130,7 +130,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     stage,
     stream,
     ...(options.preview ? { preview: options.preview } : {}),
-    mesh: participants.mesh,
+    mesh: participants.outgoing,
     signaling,
     onDevicesChanged: panels.refreshDevices,
     onSpeaker: participants.setSpeaker,

@@ -27,6 +27,8 @@ export interface SfuCall {
   readonly active: boolean;
   /** The screen this page shares (a second publication while the SFU path is on), or null when it stops. */
   share(screen: MediaStream | null): void;
+  /** Sends `next` instead of `previous` on the publications (a camera or microphone switched), without renegotiating. */
+  replaceTrack(previous: MediaStreamTrack, next: MediaStreamTrack): Promise<void>;
   /** The id of the stream a participant's screen arrives in here, which `screenshare-started` must name on this path. */
   screenStreamId(peerId: string): string;
   start(): Promise<void>;
@@ -240,5 +242,9 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       else signaling.send({ type: 'sfu-unpublish', kind: 'screen' });
     },
     screenStreamId: (peerId) => streamFor({ peerId, kind: 'screen' }).id,
+    async replaceTrack(previous, next) {
+      const senders = [publisher, screenPublisher].flatMap((pc) => pc?.getSenders() ?? []).filter((sender) => sender.track === previous);
+      await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
+    },
   };
 }

@@ -89,6 +89,10 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
         mesh.removeTracks(stream);
         call.share(null);
       },
+      /** A camera or microphone switched: on both paths (the SFU publishes the stream the mesh sends, so the mesh's list is kept too). */
+      async replaceTrack(previous: MediaStreamTrack, next: MediaStreamTrack): Promise<void> {
+        await Promise.all([mesh.replaceTrack(previous, next), call.replaceTrack(previous, next)]);
+      },
     },
 
     /** The stream a peer's screen arrives in on the path in use (`screenshare-started` names the sender's own). */
