@@ -96,6 +96,12 @@ function chooseLayers(streams: Map<string, SfuStream>, remote: Map<string, Media
   }
 }
 
+/** Sends `next` instead of `previous` on these connections' senders, without renegotiating. */
+async function replaceOn(connections: (RTCPeerConnection | null)[], previous: MediaStreamTrack, next: MediaStreamTrack): Promise<void> {
+  const senders = connections.flatMap((pc) => pc?.getSenders() ?? []).filter((sender) => sender.track === previous);
+  await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
+}
+
 export function createSfuCall(options: SfuCallOptions): SfuCall {
   const { signaling } = options;
   let active = false;
@@ -242,9 +248,6 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       else signaling.send({ type: 'sfu-unpublish', kind: 'screen' });
     },
     screenStreamId: (peerId) => streamFor({ peerId, kind: 'screen' }).id,
-    async replaceTrack(previous, next) {
-      const senders = [publisher, screenPublisher].flatMap((pc) => pc?.getSenders() ?? []).filter((sender) => sender.track === previous);
-      await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
-    },
+    replaceTrack: (previous, next) => replaceOn([publisher, screenPublisher], previous, next),
   };
 }
