@@ -42,6 +42,8 @@ export interface SfuCalls {
   layer(session: Session, mid: string, substream: 0 | 1 | 2): Promise<void>;
   /** The participant goes back to peer to peer, or its connection is gone: its publications and subscription go. */
   leave(session: Session): Promise<void>;
+  /** The room was closed or deleted: its VideoRoom goes (a deleted room's pin went with its row: the one known here is used). */
+  roomGone(roomId: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -200,6 +202,11 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
       if (state?.subscriber) await serially(state, () => state.subscriber!.layer(mid, substream));
     },
     leave,
+    async roomGone(roomId) {
+      const here = [...states].filter(([, state]) => state.roomId === roomId);
+      await Promise.all(here.map(([session]) => leave(session)));
+      await instances.release(roomId, here[0]?.[1].pin ?? null);
+    },
     async close() {
       await Promise.all([...states.keys()].map((session) => leave(session).catch(() => undefined)));
       await instances.close();

@@ -22,8 +22,8 @@ export interface JanusInstances {
   room(roomId: number): Promise<SfuPin>;
   /** The room's instance failed: its new pin, with a VideoRoom ready (null: the room was unpinned meanwhile). */
   move(failed: SfuPin): Promise<SfuPin | null>;
-  /** The room's VideoRoom goes and the room is unpinned (the call is back to peer to peer, or over). */
-  release(roomId: number): Promise<void>;
+  /** The room's VideoRoom goes and the room is unpinned (the room closed or deleted); `known`: its pin, for a room whose row is gone. */
+  release(roomId: number, known?: SfuPin | null): Promise<void>;
   /** Called when an instance's session is lost (it died, or stopped answering). */
   onLost(listener: (instance: string) => void): void;
   close(): Promise<void>;
@@ -80,8 +80,8 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
       const moved = await repo.move(failed, urls, freshRoom(), clock.now());
       return moved ? ensure(moved) : null;
     },
-    async release(roomId) {
-      const pin = await repo.find(roomId);
+    async release(roomId, known = null) {
+      const pin = (await repo.find(roomId)) ?? known;
       if (!pin) return;
       await repo.unpin(roomId);
       ready.delete(`${pin.instance} ${pin.janusRoom}`);

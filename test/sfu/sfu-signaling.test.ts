@@ -11,7 +11,7 @@ import { eventually } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 import { MAX_PARTICIPANTS_WITH_SFU } from '../../src/domain/participation/participation.service.js';
 import { openJanusSession } from '../../src/sfu/janus-client.js';
-import { VIDEOROOM } from '../../src/sfu/video-room.js';
+import { VIDEOROOM, videoRoomExists } from '../../src/sfu/video-room.js';
 
 let janus: LocalJanus;
 let server: RealtimeServer;
@@ -56,6 +56,24 @@ describe('signaling through the SFU', () => {
     // Its publication goes with its connection.
     host.terminate();
     await eventually(async () => (await publishersOf(room.token)).length === 0, 10_000, 'the publication gone');
+  });
+
+  it('destroys the room\'s VideoRoom when the room is closed', async () => {
+    const room = await server.createRoom();
+    const host = await server.connect();
+    await host.join(room.access_token, 'Dr. Ada');
+    await host.request({ type: 'sfu-publish', kind: 'camera', offer: publisherOffer() });
+    const row = await server.services.database.db.selectFrom('rooms').select('id').where('token', '=', room.token).executeTakeFirstOrThrow();
+    const pin = (await server.services.repos.sfuRooms.find(Number(row.id)))!;
+    expect((await server.api('POST', `/api/rooms/${room.token}/close`)).statusCode).toBe(204);
+    await host.next('room-closed');
+    await eventually(async () => (await server.services.repos.sfuRooms.find(Number(row.id))) === null, 10_000, 'the pin gone');
+    const session = await openJanusSession(janus.url, janus.apiSecret);
+    try {
+      expect(await videoRoomExists(session, pin)).toBe(false);
+    } finally {
+      await session.destroy();
+    }
   });
 
   it('refuses a waiting guest: it publishes nothing and receives nothing', async () => {

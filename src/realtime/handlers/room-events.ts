@@ -10,7 +10,9 @@ import { stopSharing } from './relay.js';
 
 export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promise<void> {
   if (event.type === 'room-updated') return applySettings(ctx, event.roomId);
-  return ejectEveryone(ctx, event.roomId, event.type === 'room-closed' ? 'closed' : 'deleted');
+  await ejectEveryone(ctx, event.roomId, event.type === 'room-closed' ? 'closed' : 'deleted');
+  // Its VideoRoom goes too (docs/design.md, "Group calls through an SFU"); every node tries, a second destroy is harmless.
+  await ctx.sfu?.roomGone(event.roomId).catch((error: unknown) => ctx.log.warn({ err: error, room: event.roomId }, 'sfu room not released'));
 }
 
 /**
