@@ -137,6 +137,11 @@ describe('a call through Janus', () => {
     expect(ratio).toBeLessThanOrEqual(2.2);
   }, 60_000);
 
+  it('shows the quality bars of the path through the SFU', async () => {
+    const levels = (page: Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[data-testid="connection-quality"]')].map((bar) => bar.dataset.level));
+    await eventually(async () => (await Promise.all(pages.map(levels))).every((all) => all.length === 3 && all.every((level) => level === 'good' || level === 'fair')), 30_000, 'quality measured on every tile');
+  }, 60_000);
+
   it('carries a screen share as a second publication', async () => {
     const screensShown = (page: Page) =>
       page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-screen"]')].filter((v) => v.videoWidth > 0).length);

@@ -136,7 +136,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     onSpeaker: participants.setSpeaker,
     onCamerasCounted: view.render,
   });
-  const monitor = startConnectionMonitor({ state, stage, peers: participants.tiles, connections: () => participants.mesh.byPeer(), signaling });
+  const monitor = startConnectionMonitor({ state, stage, peers: participants.tiles, connections: () => participants.byPeer(), signaling });
   const screenShare = createScreenShare({
     request: (message) => signaling.request(message),
     tellStopped: () => signaling.send({ type: 'screenshare-stop' }),

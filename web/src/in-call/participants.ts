@@ -168,6 +168,8 @@ export function createParticipants(options: ParticipantsOptions) {
 
     /** Plays everyone's sound through this output device (where the browser allows). */
     setSpeaker: peers.setSpeaker,
+    /** The connection each other participant's media arrives on, on whichever path the call takes. */
+    byPeer: () => sfu.byPeer(),
     /** What the page sends besides its camera (a screen), on whichever path the call takes. */
     outgoing: sfu.outgoing,
     /** The tiles, for what is said on them about each connection. */

@@ -37,6 +37,8 @@ export interface SfuCall {
   handle(message: ServerMessage): Promise<void>;
   /** The publication and the subscription, for stats (upload, quality). */
   connections(): RTCPeerConnection[];
+  /** The one connection everyone else's media arrives on, once made. */
+  subscription(): RTCPeerConnection | null;
 }
 
 /** Candidates of a connection whose handle at the SFU may not exist yet: sent once the answer came. */
@@ -239,6 +241,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       }
     },
     connections: () => [publisher, screenPublisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
+    subscription: () => subscriber,
     share(shared) {
       screen = shared;
       if (!active) return;

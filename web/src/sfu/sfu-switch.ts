@@ -101,6 +101,16 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     },
     connections: call.connections,
 
+    /**
+     * The connection each other participant's media arrives on: its own peer
+     * connection in the mesh, the one subscription through the SFU (so the
+     * quality bars and the media watch read the path to the SFU for everyone).
+     */
+    byPeer(): [string, RTCPeerConnection][] {
+      const subscription = call.active ? call.subscription() : null;
+      return subscription ? options.others().map((id): [string, RTCPeerConnection] => [id, subscription]) : mesh.byPeer();
+    },
+
     close(): void {
       choice?.stop();
       call.stop();
