@@ -3,21 +3,15 @@
 // the call goes through the SFU; everyone decodes everyone, and Firefox
 // publishes its camera in two simulcast layers as Chromium does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page as FirefoxPage } from 'puppeteer-core';
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'puppeteer-core';
 import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { firefoxParticipant, firefoxSkipReason, joinFirefox, launchFirefox } from '../helpers/firefox.js';
 import { startTestJanus } from '../helpers/janus.js';
+import { everyoneSees, videoLayers } from '../helpers/sfu.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 
 const skip = firefoxSkipReason();
 if (skip) console.warn(skip);
-
-/** Remote pictures a page shows and decodes, in either engine. */
-const picturesShown = (page: Page | FirefoxPage) =>
-  (page as { evaluate(fn: () => number): Promise<number> }).evaluate(
-    () => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length,
-  );
 
 describe.skipIf(skip !== null)('a Firefox participant through Janus', () => {
   let janus: LocalJanus;
@@ -46,21 +40,8 @@ describe.skipIf(skip !== null)('a Firefox participant through Janus', () => {
     await join(host, room.host_join_url, 'Dr. Ada');
     await join(guest, room.guest_join_url, 'Pat');
     await joinFirefox(fox, room.guest_join_url, 'Fox');
-    const deadline = Date.now() + 45_000;
-    for (;;) {
-      const counts = await Promise.all([picturesShown(host), picturesShown(guest), picturesShown(fox)]);
-      if (counts.every((n) => n === 2)) break;
-      if (Date.now() > deadline) throw new Error(`pages show ${JSON.stringify(counts)} pictures, not 2 each`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    const rids = await fox.evaluate(async () => {
-      const found: string[] = [];
-      for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-        if (pc.connectionState !== 'connected') continue;
-        (await pc.getStats()).forEach((s) => s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0 && found.push(String(s.rid)));
-      }
-      return found.sort();
-    });
+    await everyoneSees([host, guest, fox], 2, 45_000);
+    const rids = await videoLayers(fox);
     console.log(`[sfu] Firefox sends video layers ${JSON.stringify(rids)}`);
     expect(rids).toEqual(['h', 'l']);
   }, 120_000);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { startTestJanus } from '../helpers/janus.js';
+import { everyoneSees, picturesShown, videoLayers } from '../helpers/sfu.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 import { openJanusSession } from '../../src/sfu/janus-client.js';
@@ -38,21 +39,6 @@ async function participant(): Promise<Page> {
   sent.set(page, types);
   page.on('websocket', (socket) => socket.on('framesent', ({ payload }) => types.push(String(JSON.parse(String(payload)).type))));
   return page;
-}
-
-/** Remote pictures the page shows and decodes (a remote-video with frames). */
-const picturesShown = (page: Page) =>
-  page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length);
-
-/** Waits until every page shows `n` remote pictures; the counts are in the error otherwise. */
-async function everyoneSees(pages: Page[], n: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const counts = await Promise.all(pages.map(picturesShown));
-    if (counts.every((count) => count === n)) return;
-    if (Date.now() > deadline) throw new Error(`pages show ${JSON.stringify(counts)} pictures, not ${n} each, after ${timeoutMs} ms`);
-    await sleep(200);
-  }
 }
 
 /** Bytes of video sent so far on the page's open connections, and the remote addresses the video goes to. */
@@ -121,14 +107,7 @@ describe('a call through Janus', () => {
     await sleep(4000);
     for (const page of pages) expect((await upload(page)).addresses).toHaveLength(1);
     // Simulcast: the camera goes up in two layers (rid h and l), of which each subscriber gets one.
-    const layers = await pages[0]!.evaluate(async () => {
-      const rids: string[] = [];
-      for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-        if (pc.connectionState !== 'connected') continue;
-        (await pc.getStats()).forEach((s) => s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0 && rids.push(String(s.rid)));
-      }
-      return rids.sort();
-    });
+    const layers = await videoLayers(pages[0]!);
     console.log(`[sfu] host sends video layers ${JSON.stringify(layers)}`);
     expect(layers).toEqual(['h', 'l']);
     const fourPersonUpload = await uploadRate(pages[0]!);

@@ -3,13 +3,12 @@
 // coturn (started here, short-lived credentials from TURN_SECRET); three
 // people, everyone decodes everyone, and every connected connection's
 // selected pair starts from a relay candidate.
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startCoturn } from '../../scripts/coturn.mjs';
 import { join, selectedPairs, startWorld, type BrowserWorld } from '../helpers/browser.js';
 import { ownAddress, startTestJanus } from '../helpers/janus.js';
-import { sleep } from '../helpers/wait.js';
+import { everyoneSees } from '../helpers/sfu.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 
 const SECRET = 'sfu-relay-test-secret';
@@ -29,9 +28,6 @@ afterAll(async () => {
   await turn?.stop();
 });
 
-const picturesShown = (page: Page) =>
-  page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length);
-
 describe('a relay-only call through Janus', () => {
   it('reaches Janus through coturn only, and everyone decodes everyone', async () => {
     const room = await world.createRoom();
@@ -39,13 +35,7 @@ describe('a relay-only call through Janus', () => {
     await join(pages[0]!, room.host_join_url, 'Dr. Ada');
     await join(pages[1]!, room.guest_join_url, 'Pat');
     await join(pages[2]!, room.guest_join_url, 'Relative');
-    const deadline = Date.now() + 45_000;
-    for (;;) {
-      const counts = await Promise.all(pages.map(picturesShown));
-      if (counts.every((n) => n === 2)) break;
-      if (Date.now() > deadline) throw new Error(`pages show ${JSON.stringify(counts)} pictures, not 2 each`);
-      await sleep(250);
-    }
+    await everyoneSees(pages, 2, 45_000);
     for (const page of pages) {
       const pairs = await selectedPairs(page);
       expect(pairs.length).toBeGreaterThan(0);

@@ -6,13 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
-import type { Page } from 'playwright-core';
 import { join } from '../helpers/browser.js';
 import { startTwoNodes, type TwoNodes } from '../helpers/cluster.js';
 import { createPostgresDatabase } from '../helpers/database.js';
 import { startTestJanus } from '../helpers/janus.js';
+import { everyoneSees } from '../helpers/sfu.js';
 import { ADMIN_TOKEN } from '../helpers/server-process.js';
-import { sleep } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 
 let database: { url: string; drop: () => Promise<void> };
@@ -32,9 +31,6 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const picturesShown = (page: Page) =>
-  page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length);
-
 describe('two nodes and one Janus', () => {
   it('put the participants of a room on both nodes in the same VideoRoom', async () => {
     const room = await cluster.createRoom();
@@ -42,13 +38,7 @@ describe('two nodes and one Janus', () => {
     await join(pages[0]!, `${cluster.a.url}/join/${room.access_token}`, 'Dr. Ada');
     await join(pages[1]!, `${cluster.b.url}/join/${room.guest_token}`, 'Pat');
     await join(pages[2]!, `${cluster.b.url}/join/${room.guest_token}`, 'Relative');
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const counts = await Promise.all(pages.map(picturesShown));
-      if (counts.every((n) => n === 2)) break;
-      if (Date.now() > deadline) throw new Error(`pages show ${JSON.stringify(counts)} pictures, not 2 each`);
-      await sleep(250);
-    }
+    await everyoneSees(pages, 2, 60_000);
     // Through Janus: each page sends its video on one connection, its publication.
     const sending = await Promise.all(
       pages.map((page) =>
