@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, keepPeerConnections } from '../test/helpers/browser.js';
 import { startTestJanus } from '../test/helpers/janus.js';
+import { everyoneSees } from '../test/helpers/sfu.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -62,17 +63,6 @@ const bytes = (page: Page) =>
     return { sent, received };
   });
 
-const picturesShown = (page: Page) =>
-  page.evaluate(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0 && v.readyState >= 2).length);
-
-async function everyoneSees(pages: Page[], n: number): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while ((await Promise.all(pages.map(picturesShown))).some((count) => count !== n)) {
-    if (Date.now() > deadline) throw new Error(`not everyone sees ${n} pictures`);
-    await sleep(200);
-  }
-}
-
 async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null) {
   const room = await (
     await fetch(`${server.url}/api/rooms`, {
@@ -93,7 +83,7 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
       pages.push(page);
       await page.goto(i === 0 ? room.host_join_url : room.guest_join_url);
       await page.getByTestId('name-input').fill(`P${i}`);
-      if (i > 0 && i === size - 1) await everyoneSees(pages.slice(0, -1), size - 2);
+      if (i > 0 && i === size - 1) await everyoneSees(pages.slice(0, -1), size - 2, 90_000);
       const clicked = Date.now();
       await page.getByTestId('join-button').click();
       if (i === size - 1) {
@@ -103,7 +93,7 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
         await page.getByTestId('leave-button').waitFor();
       }
     }
-    await everyoneSees(pages, size - 1);
+    await everyoneSees(pages, size - 1, 90_000);
     await sleep(4000);
     const before = await Promise.all(pages.map(bytes));
     const cpuBefore = { parley: cpuSeconds(server.pid), janus: janusPid ? cpuSeconds(janusPid) : 0 };
