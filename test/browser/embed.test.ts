@@ -11,6 +11,7 @@
 import fc from 'fast-check';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { httpJson } from '../helpers/api.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
 import { expectMediaFlowing, inboundStats, join, keepPeerConnections, startSite, startWorld, type BrowserWorld, type Site } from '../helpers/browser.js';
 import { demoPage, demoUrl, leakedSecrets, malformedMessage, recordMessagesAndErrors } from '../helpers/embed.js';
@@ -51,14 +52,7 @@ const strangerPage = (url: URL) =>
   `for (const w of [...windows, parent, top]) for (const command of ['leave', 'toggle_microphone', 'toggle_camera']) w.postMessage({ parley: 1, command, detail: {} }, '*');` +
   `parent.postMessage({ parley: 1, event: 'leave', detail: { reason: 'left' } }, '*'); parent.postMessage({ parley: 1, event: 'join', detail: { role: 'host', display_name: 'Mallory' } }, '*'); return windows.length; };</script>`;
 
-async function admin(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${world.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const admin = (method: string, path: string, body?: unknown) => httpJson(world.server.url, ADMIN_TOKEN, method, path, body);
 
 beforeAll(async () => {
   world = await startWorld({ PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RECONNECT_GRACE_SECONDS: '20' });

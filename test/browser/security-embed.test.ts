@@ -6,6 +6,7 @@
 // allows nobody, gets a blocked frame.
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { httpJson } from '../helpers/api.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
 import { attr, expectMediaFlowing, join, startSite, startWorld, type BrowserWorld, type Site } from '../helpers/browser.js';
 
@@ -20,14 +21,7 @@ const embedding = (url: URL) =>
   (url.pathname === '/bare' ? '' : ' allow="camera; microphone; display-capture; autoplay; fullscreen"') +
   `></iframe>`;
 
-async function admin(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${world.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const admin = (method: string, path: string, body?: unknown) => httpJson(world.server.url, ADMIN_TOKEN, method, path, body);
 
 beforeAll(async () => {
   world = await startWorld({ PARLEY_ADMIN_TOKEN: ADMIN_TOKEN });
