@@ -41,6 +41,10 @@ export async function createVideoRoom(session: JanusSession, ref: VideoRoomRef, 
       audiolevel_ext: true,
       // A room lives as long as its call: Janus does not write it to its configuration.
       permanent: false,
+      // Nobody is recorded unless asked (docs/design.md, "Recording with consent"): the room records no one, and a
+      // publisher's recording is switched on or off only by a configure that carries the room's secret.
+      record: false,
+      lock_record: true,
       notify_joining: false,
     });
   } catch (error) {
@@ -79,6 +83,15 @@ export interface Publisher {
   others: Feed[];
   /** Sends the browser's offer; Janus's answer comes back. */
   publish(offer: Jsep): Promise<Jsep>;
+  /**
+   * Starts or stops recording this publication (docs/design.md, "Recording with consent"). `filenameBase` is
+   * absolute, `<rawDir>/<peerId>-<kind>` (kind camera or screen). Janus 1.1.2 writes one `.mjr` per medium,
+   * named `<base>-<audio|video>-<mindex>.mjr` with the m-line's index, making the folder if missing; a start
+   * again with the same base would write over the earlier files, so each start is a part of its own:
+   * base = `<filenameBase>.<startedMs>`, e.g. `<rawDir>/p1-camera.1764380000000-audio-0.mjr`
+   * (read by `listRecordedMedia` in `recording/mjr-files.ts`). Stopping closes the files.
+   */
+  record(on: boolean, filenameBase?: string): Promise<void>;
   leave(): Promise<void>;
 }
 
@@ -100,6 +113,11 @@ export async function joinAsPublisher(session: JanusSession, ref: VideoRoomRef, 
         const configured = await handle.message({ request: 'publish', audio: true, video: true, display }, offer);
         if (!configured.jsep) throw new JanusError(0, 'publish was answered without a JSEP answer');
         return configured.jsep;
+      },
+      async record(on, filenameBase) {
+        if (on && !filenameBase) throw new Error('record(true) needs the base of the files to write');
+        const filename = on ? `${filenameBase}.${Date.now()}` : undefined;
+        await handle.message({ request: 'configure', record: on, ...(filename ? { filename } : {}), secret: ref.secret });
       },
       async leave() {
         await handle.message({ request: 'leave' }).catch(() => undefined);
