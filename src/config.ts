@@ -84,6 +84,10 @@ export interface Config {
   janusPublicIp: string | null;
   /** The interfaces a local Janus gathers candidates on (ice_enforce_list); empty: all but loopback. */
   janusInterfaces: string[];
+  /** Where recordings are written and served from (docs/design.md, "Recording with consent"); in a cluster, storage every node and Janus see. */
+  recordingsDir: string;
+  /** A recording is deleted this long after it started. */
+  recordingRetentionSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -206,11 +210,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new ConfigError('ICE_TRANSPORT_POLICY', 'is "relay" but no TURN server is configured (TURN_URLS and TURN_SECRET, or ICE_SERVERS)');
   }
   const databasePoolSize = integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000);
+  const dataDir = path.resolve(env.DATA_DIR || './data');
   const config: Config = {
     port,
     host: env.HOST || '127.0.0.1',
     publicUrl,
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
     databaseUrl,
     databasePoolSize,
     apiConcurrency: integer(env, 'API_CONCURRENCY', databasePoolSize, 0, 10_000),
@@ -245,6 +250,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     janusRtpPorts: portRange(env),
     janusPublicIp: env.JANUS_PUBLIC_IP || null,
     janusInterfaces: (env.JANUS_INTERFACES ?? '').split(',').map((i) => i.trim()).filter(Boolean),
+    recordingsDir: path.resolve(env.RECORDINGS_DIR || path.join(dataDir, 'recordings')),
+    recordingRetentionSeconds: integer(env, 'RECORDING_RETENTION_DAYS', 30, 1, 36500) * 86400,
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of fatal, error, warn, info, debug, trace, silent; got "${config.logLevel}"`);

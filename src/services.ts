@@ -18,6 +18,9 @@ import { systemClock, type Clock } from './domain/support/clock.js';
 import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createSfuRoomsRepo } from './domain/sfu/sfu-rooms.repo.js';
+import { recordingFiles } from './domain/recordings/recording-files.js';
+import { createRecordingsRepo } from './domain/recordings/recordings.repo.js';
+import { createRecordingsService } from './domain/recordings/recordings.service.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
 import { createWebhookDeliveryService } from './domain/webhooks/webhook-delivery.service.js';
 import { createWebhookEndpointsRepo } from './domain/webhooks/webhook-endpoints.repo.js';
@@ -54,10 +57,12 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     webhookEndpoints: createWebhookEndpointsRepo(db),
     webhookMessages: createWebhookMessagesRepo(db),
     sfuRooms: createSfuRoomsRepo(db),
+    recordings: createRecordingsRepo(db),
   };
   const allowPrivateNetworks = config.webhooksAllowPrivateNetworks;
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
   const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
+  const recordingFilesOf = recordingFiles(config.recordingsDir);
   return {
     database,
     config,
@@ -100,6 +105,8 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       timeoutSeconds: config.webhooksTimeoutSeconds,
       disableAfterSeconds: config.webhooksDisableAfterSeconds,
     }),
+    // Recording with consent (docs/design.md, "Recording with consent").
+    recordings: createRecordingsService({ repo: repos.recordings, files: recordingFilesOf, events, clock, ids }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };
 }

@@ -228,6 +228,51 @@ export interface DeletedRoomSessionsTable {
   network_reports: NetworkReport[];
 }
 
+/** recording -> processing -> ready | failed (0017, docs/design.md, "Recording with consent"). */
+export type RecordingStatus = 'recording' | 'processing' | 'ready' | 'failed';
+
+export interface RecordingsTable {
+  id: string;
+  room_id: number;
+  status: RecordingStatus;
+  started_by: string;
+  started_at: Date;
+  ended_at: Date | null;
+  duration_seconds: number | null;
+  size_bytes: number | null;
+  content_type: string | null;
+  /** The lease of the node recording it (renewed) or composing its file. */
+  lease_until: Date | null;
+  attempts: Generated<number>;
+  error: string | null;
+}
+
+export interface RecordingConsentsTable {
+  recording_id: string;
+  peer_id: string;
+  display_name: string;
+  role: ParticipantRole;
+  accepted_at: Date;
+}
+
+/** Downloads and deletions, kept after the recording (0017). */
+export interface RecordingAuditTable {
+  id: Generated<number>;
+  recording_id: string;
+  tenant_id: string;
+  organization_id: string | null;
+  room_token: string;
+  action: 'download' | 'delete';
+  token_id: string | null;
+  at: Date;
+}
+
+/** Directories of deleted recordings still to remove (0017's trigger writes them). */
+export interface RecordingDeletedFilesTable {
+  recording_id: string;
+  deleted_at: Date;
+}
+
 export interface Database {
   tenants: TenantsTable;
   organizations: OrganizationsTable;
@@ -250,6 +295,10 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   deleted_room_sessions: DeletedRoomSessionsTable;
   sfu_rooms: SfuRoomsTable;
+  recordings: RecordingsTable;
+  recording_consents: RecordingConsentsTable;
+  recording_audit: RecordingAuditTable;
+  recording_deleted_files: RecordingDeletedFilesTable;
 }
 
 /** The sentinel organization_id of room_counts rows that count a whole tenant. */

@@ -6,7 +6,13 @@
 export type RoomEvent =
   | { type: 'room-updated'; roomId: number }
   | { type: 'room-closed'; roomId: number }
-  | { type: 'room-deleted'; roomId: number };
+  | { type: 'room-deleted'; roomId: number }
+  /**
+   * A recording of the room started, gained a consent or stopped
+   * (services.recordings; docs/design.md, "Recording with consent"): read
+   * `recordings.active(roomId)` again. Not a close: a handler must not eject anyone for it.
+   */
+  | { type: 'recording-changed'; roomId: number };
 
 export interface RoomEventBus {
   publish(event: RoomEvent): void;

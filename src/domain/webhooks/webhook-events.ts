@@ -15,6 +15,9 @@ export const WEBHOOK_EVENT_TYPES = [
   'participant.left',
   'participant.waiting',
   'feedback.created',
+  'recording.started',
+  'recording.ready',
+  'recording.failed',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -40,10 +43,25 @@ export interface FeedbackEventData {
   created_at: string;
 }
 
+/** docs/design.md, "Recording with consent". */
+export interface RecordingEventData {
+  room_token: string;
+  recording_id: string;
+  status: 'recording' | 'ready' | 'failed';
+  started_by: string;
+  started_at: string;
+  ended_at?: string | null;
+  duration_seconds?: number | null;
+  size_bytes?: number | null;
+  content_type?: string | null;
+  error?: string;
+}
+
 export type WebhookEvent =
   | { type: 'room.started' | 'room.ended' | 'room.closed' | 'room.deleted'; data: RoomEventData }
   | { type: 'participant.joined' | 'participant.left' | 'participant.waiting'; data: ParticipantEventData }
-  | { type: 'feedback.created'; data: FeedbackEventData };
+  | { type: 'feedback.created'; data: FeedbackEventData }
+  | { type: 'recording.started' | 'recording.ready' | 'recording.failed'; data: RecordingEventData };
 
 /**
  * A lone surrogate (half of a UTF-16 pair, e.g. in a feedback comment) has no
