@@ -123,7 +123,7 @@ async function main() {
   try {
     for (const mediaPath of paths) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-'));
-      const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(mediaPath === 'sfu' && janus ? { SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret } : {}) };
+      const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(mediaPath === 'sfu' && janus ? { SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret } : { SFU: 'off' }) };
       const server = await startParley(env);
       try {
         for (const size of sizes) {

@@ -1,6 +1,7 @@
 // The only reader of process.env. loadConfig validates every setting once at
 // start-up and fails with a message naming the variable (docs/design.md#commands-and-configuration).
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 
 export interface IceServer {
@@ -72,12 +73,16 @@ export interface Config {
   webhooksPollIntervalSeconds: number;
   /** Group calls through Janus (docs/design.md, "Group calls through an SFU"); 'off' keeps every room peer to peer. */
   sfu: 'off' | 'janus';
+  /** Why `sfu` is what it is: SFU set, or its default (a `janus` on PATH, none, or REDIS_URL without JANUS_URLS). */
+  sfuBecause: 'set' | 'janus-installed' | 'no-janus' | 'redis-without-janus-urls';
   /** Janus instances run by the operator (their HTTP API URLs); empty with `sfu: 'janus'`: Parley starts a local one. */
   janusUrls: string[];
   /** Janus's api_secret, sent with every request; a local Janus gets a random one when unset. */
   janusApiSecret: string | null;
   /** From this many people in the call, its media goes through the SFU. */
   sfuMinParticipants: number;
+  /** A room whose VideoRoom nobody on this node has used for this long loses it (its call ended, or went back to peer to peer). */
+  sfuEmptyRoomSeconds: number;
   /** The UDP ports a local Janus uses for media (rtp_port_range). */
   janusRtpPorts: { min: number; max: number };
   /** The public address of a local Janus behind a 1:1 NAT (nat_1_1_mapping), or null. */
@@ -156,19 +161,30 @@ function portRange(env: Env): { min: number; max: number } {
   return { min, max };
 }
 
-/** SFU and JANUS_URLS: 'off' unless asked for (the default until the SFU path passed its browser tests: docs/design.md, "Group calls through an SFU"). */
-function sfuSettings(env: Env): { sfu: 'off' | 'janus'; janusUrls: string[] } {
-  const sfu = env.SFU || 'off';
-  if (sfu !== 'off' && sfu !== 'janus') throw new ConfigError('SFU', `must be "off" or "janus", got "${sfu}"`);
+/** Whether a `janus` binary is on this search path (SFU's default: docs/design.md, "Group calls through an SFU"). */
+export function janusInstalled(binary = 'janus', searchPath = process.env.PATH ?? ''): boolean {
+  if (binary.includes('/')) return fs.existsSync(binary);
+  return searchPath.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, binary)));
+}
+
+/**
+ * SFU and JANUS_URLS. Unset, SFU is `janus` when a `janus` binary is on PATH,
+ * except with REDIS_URL and no JANUS_URLS (a local Janus serves one node);
+ * `sfuBecause` says which, for the start's log line.
+ */
+function sfuSettings(env: Env): Pick<Config, 'sfu' | 'sfuBecause' | 'janusUrls'> {
   const janusUrls = (env.JANUS_URLS ?? '')
     .split(',')
     .map((u) => u.trim())
     .filter(Boolean)
     .map((u) => httpUrl('JANUS_URLS', u));
+  const sfuBecause: Config['sfuBecause'] = env.SFU ? 'set' : !janusInstalled('janus', env.PATH ?? '') ? 'no-janus' : env.REDIS_URL && !janusUrls.length ? 'redis-without-janus-urls' : 'janus-installed';
+  const sfu = env.SFU || (sfuBecause === 'janus-installed' ? 'janus' : 'off');
+  if (sfu !== 'off' && sfu !== 'janus') throw new ConfigError('SFU', `must be "off" or "janus", got "${sfu}"`);
   if (janusUrls.length && sfu === 'off') throw new ConfigError('JANUS_URLS', 'is set but SFU is "off": set SFU=janus to use them');
   // A local Janus is this node's alone: nodes sharing calls through Redis must share their instances too.
   if (sfu === 'janus' && !janusUrls.length && env.REDIS_URL) throw new ConfigError('JANUS_URLS', 'must list the Janus instances every node shares when REDIS_URL is set (a local Janus serves one node)');
-  return { sfu, janusUrls };
+  return { sfu, sfuBecause, janusUrls };
 }
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -247,6 +263,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ...sfuSettings(env),
     janusApiSecret: env.JANUS_API_SECRET || null,
     sfuMinParticipants: integer(env, 'SFU_MIN_PARTICIPANTS', 3, 2, 100),
+    sfuEmptyRoomSeconds: integer(env, 'SFU_EMPTY_ROOM_SECONDS', 60, 1, 86_400),
     janusRtpPorts: portRange(env),
     janusPublicIp: env.JANUS_PUBLIC_IP || null,
     janusInterfaces: (env.JANUS_INTERFACES ?? '').split(',').map((i) => i.trim()).filter(Boolean),

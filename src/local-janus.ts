@@ -34,12 +34,6 @@ export interface LocalJanus {
   stop(): Promise<void>;
 }
 
-/** Whether a `janus` binary is on the PATH (the design's default SFU=janus needs one). */
-export function janusInstalled(binary = 'janus', searchPath = process.env.PATH ?? ''): boolean {
-  if (binary.includes('/')) return fs.existsSync(binary);
-  return searchPath.split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, binary)));
-}
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

@@ -18,6 +18,7 @@ import { CALLS_METRICS } from './calls-process/messages.js';
 import { createLogging } from './observability/logging.js';
 import { createServices, type Services } from './services.js';
 import { startLocalJanus, type LocalJanus } from './local-janus.js';
+import { MAX_PARTICIPANTS } from './domain/participation/participation.service.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -27,6 +28,14 @@ export interface RunningServer {
   close(): Promise<void>;
   /** The Janus this node started and supervises (SFU=janus without JANUS_URLS), or null. */
   localJanus: LocalJanus | null;
+}
+
+/** One line saying how group calls will go when SFU was left to its default (docs/design.md, "Group calls through an SFU"). */
+function logSfuChoice(log: FastifyBaseLogger, config: Readonly<Config>, local: boolean): void {
+  const peerToPeer = `group calls will be peer to peer, up to ${MAX_PARTICIPANTS} people`;
+  if (config.sfuBecause === 'no-janus') log.info(`SFU off: no janus on PATH, ${peerToPeer} (apt-get install janus, or SFU=janus with JANUS_URLS)`);
+  if (config.sfuBecause === 'redis-without-janus-urls') log.warn(`SFU off: REDIS_URL is set without JANUS_URLS and a local Janus serves one node, ${peerToPeer} (SFU=janus with JANUS_URLS listing instances every node shares)`);
+  if (config.sfuBecause === 'janus-installed') log.info(`SFU janus: janus is on PATH, calls of ${config.sfuMinParticipants} or more go through ${local ? 'a local Janus' : 'JANUS_URLS'} (SFU=off keeps them peer to peer)`);
 }
 
 export async function startServer(
@@ -90,6 +99,7 @@ export async function startServer(
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     app.log.info({ database: database.description, port, node: config.nodeId }, 'Parley is listening');
+    logSfuChoice(app.log, config, localJanus !== null);
     if (firstToken) {
       // Printed once, to the console only: it is stored hashed and cannot be shown again.
       announce(

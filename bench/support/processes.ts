@@ -113,7 +113,8 @@ export async function startParley(
     name: 'parley',
     args: [entry],
     // In NODE_OPTIONS, so that a benchmark's variant can set its own (--env-variants).
-    env: { NODE_OPTIONS: SERVER_NODE_FLAGS.join(' '), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
+    // SFU=off unless a benchmark asks for Janus: the others measure what a local Janus would only add to.
+    env: { NODE_OPTIONS: SERVER_NODE_FLAGS.join(' '), SFU: 'off', PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, PARLEY_ADMIN_TOKEN: ADMIN_TOKEN, RATE_LIMIT_PER_MINUTE: '0', ...env },
     port,
     readyPath: '/readyz',
   });

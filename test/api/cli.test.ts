@@ -273,7 +273,8 @@ describe('an empty database: parley migrate, then parley start', SLOW, () => {
 
   /** `parley start`, or with `args` another way of starting the server. */
   function start(env: Record<string, string>, args = [BIN, 'start']) {
-    const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // SFU=off: `parley start` would start a local Janus where one is installed, which this test is not about.
+    const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', SFU: 'off', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let exitCode: number | null | undefined;
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -95,6 +95,8 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
     LOG_LEVEL: 'warn',
     ROOM_END_GRACE_SECONDS: '1',
     HEARTBEAT_INTERVAL_SECONDS: '1',
+    // SFU's default follows npm start's: janus when a janus binary is on PATH (a local Janus for this world).
+    PATH: process.env.PATH ?? '',
     ...env,
   });
   const quiet = new Writable({ write: (_c, _e, done) => done() });

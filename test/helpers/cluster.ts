@@ -7,6 +7,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { freePort } from '../../scripts/postgres.mjs';
 import { httpJson } from './api.js';
 import { CHROMIUM_ARGS, inboundStatsByConnection, join, participantContext } from './browser.js';
+import { startTestJanus } from './janus.js';
 import { adminTenantToken, startServerProcess, stopServerProcess, type ServerProcess } from './server-process.js';
 import { sleep } from './wait.js';
 
@@ -25,6 +26,9 @@ export interface TwoNodes {
 
 export async function startTwoNodes(env: Record<string, string>): Promise<TwoNodes> {
   const ports: number[] = [await freePort(), await freePort()];
+  // PARLEY_TEST_SFU=janus (the runner's environment): both nodes share a Janus of the test's own, to run the
+  // cluster's calls through the SFU. Otherwise REDIS_URL without JANUS_URLS keeps SFU's default off.
+  const janus = process.env.PARLEY_TEST_SFU === 'janus' && !env.SFU ? await startTestJanus() : null;
   const common = {
     PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
     ALLOWED_ORIGINS: ports.map((p) => `http://127.0.0.1:${p}`).join(','),
@@ -32,6 +36,7 @@ export async function startTwoNodes(env: Record<string, string>): Promise<TwoNod
     NODE_DEAD_AFTER_SECONDS: '4',
     ROOM_END_GRACE_SECONDS: '2',
     RATE_LIMIT_PER_MINUTE: '0',
+    ...(janus ? { SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret } : {}),
     ...env,
   };
   const started: ServerProcess[] = [];
@@ -41,6 +46,7 @@ export async function startTwoNodes(env: Record<string, string>): Promise<TwoNod
     await Promise.all(contexts.splice(0).map((c) => c.close()));
     await browser?.close();
     for (const node of started) await stopServerProcess(node, 'SIGKILL');
+    await janus?.stop();
   };
   try {
     for (const [i, id] of ['node-a', 'node-b'].entries()) started.push(await startServerProcess({ ...common, NODE_ID: id }, { port: ports[i]! }));

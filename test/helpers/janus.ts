@@ -4,8 +4,8 @@
 // without): no test skips for want of it (test/README.md).
 import os from 'node:os';
 import pino from 'pino';
-import { loadConfig } from '../../src/config.js';
-import { janusInstalled, startLocalJanus, type LocalJanus } from '../../src/local-janus.js';
+import { janusInstalled, loadConfig } from '../../src/config.js';
+import { startLocalJanus, type LocalJanus } from '../../src/local-janus.js';
 
 let nextPorts = 43000 + (process.pid % 40) * 200;
 

@@ -52,7 +52,8 @@ export async function startNetworkWorld(network: GuestNetwork, env: Record<strin
   const host = network.hostAddress;
   const port = await freePort(host);
   const base = `http://${host}:${port}`;
-  const config = loadConfig({ PORT: String(port), HOST: host, DATA_DIR: dataDir, PUBLIC_URL: base, LOG_LEVEL: 'warn', ...env });
+  // PATH: SFU's default follows npm start's (janus when a janus binary is installed).
+  const config = loadConfig({ PORT: String(port), HOST: host, DATA_DIR: dataDir, PUBLIC_URL: base, LOG_LEVEL: 'warn', PATH: process.env.PATH ?? '', ...env });
   const quiet = new Writable({ write: (_c, _e, done) => done() });
   const server = await startServer(config, { announce: () => {}, logStream: quiet });
   const tenant = await server.services.tenants.createTenant({ name: 'Network tests' });

@@ -49,6 +49,9 @@ export async function startServerProcess(env: Record<string, string>, options: S
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
+      // A Janus of the process's own (SFU's default where janus is installed) only when the test asks for it:
+      // the api set's server processes would each start one.
+      SFU: 'off',
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_URL: 'http://parley.test',

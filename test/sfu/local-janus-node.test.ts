@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { janusInstalled } from '../../src/local-janus.js';
+import { janusInstalled } from '../../src/config.js';
 import { janusAnswers } from '../../src/sfu/janus-client.js';
 import { ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 import { eventually } from '../helpers/wait.js';
