@@ -62,6 +62,7 @@ export function createServices({ database, config, clock = systemClock, ids = cr
   const allowPrivateNetworks = config.webhooksAllowPrivateNetworks;
   const feedback = createFeedbackService({ repo: repos.feedback, clock });
   const rooms = createRoomsService({ rooms: repos.rooms, tenants: repos.tenants, events, ids, clock });
+  const auth = createAuthService({ tokens: repos.tenants });
   const recordingFilesOf = recordingFiles(config.recordingsDir);
   return {
     database,
@@ -71,8 +72,8 @@ export function createServices({ database, config, clock = systemClock, ids = cr
     ids,
     events,
     repos,
-    tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left` }),
-    auth: createAuthService({ tokens: repos.tenants }),
+    tenants: createTenantsService({ repo: repos.tenants, ids, clock, fallbackReturnUrl: `${config.publicUrl}/left`, onAccessChanged: auth.forgetAll }),
+    auth,
     rooms,
     idempotency: createIdempotencyService({ repo: createIdempotencyRepo(db), rooms, clock }),
     feedback,

@@ -34,9 +34,11 @@ interface Deps {
   clock: Clock;
   /** Where guests go after a call when neither the room nor the tenant says otherwise. */
   fallbackReturnUrl: string;
+  /** A token was revoked or a feature changed: what authentication remembers of tokens is stale. */
+  onAccessChanged?: () => void;
 }
 
-export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: Deps) {
+export function createTenantsService({ repo, ids, clock, fallbackReturnUrl, onAccessChanged = () => {} }: Deps) {
   async function requireTenant(id: string) {
     const tenant = await repo.findTenant(id);
     if (!tenant) throw new NotFoundError('Tenant not found');
@@ -50,7 +52,7 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
   }
 
   function checkFeature(feature: string) {
-    if (!isFeature(feature)) throw ValidationError.of('feature', 'inclusion', 'is not a known feature (permanent_rooms, additional_participants)');
+    if (!isFeature(feature)) throw ValidationError.of('feature', 'inclusion', 'is not a known feature (permanent_rooms, additional_participants, recording)');
   }
 
   return {
@@ -120,13 +122,16 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
     },
 
     async revokeToken(id: string): Promise<void> {
-      if (!(await repo.revokeToken(id, clock.now())) && !(await repo.tokenExists(id))) throw new NotFoundError('Token not found');
+      const revoked = await repo.revokeToken(id, clock.now());
+      onAccessChanged();
+      if (!revoked && !(await repo.tokenExists(id))) throw new NotFoundError('Token not found');
     },
 
     async setTenantFeature(tenantId: string, feature: string, enabled: boolean) {
       checkFeature(feature);
       await requireTenant(tenantId);
       await repo.setTenantFeature(tenantId, feature, enabled);
+      onAccessChanged();
       return { feature, enabled };
     },
 
@@ -134,6 +139,7 @@ export function createTenantsService({ repo, ids, clock, fallbackReturnUrl }: De
       checkFeature(feature);
       await requireOrganization(organizationId);
       await repo.setOrganizationFeature(organizationId, feature, enabled);
+      onAccessChanged();
       return { feature, enabled };
     },
 
