@@ -7,6 +7,11 @@
 // participant. The mesh runs with SFU=off, the SFU with SFU=janus and a Janus
 // started here (test/helpers/janus.ts).
 //   npm run bench:sfu -- [--sizes=2,3,4,6] [--window=5000] [--paths=mesh,sfu]
+// --first-frame=N instead: N rounds, each a two-person call peer to peer and
+// a three-person call through Janus in turn, each last joiner's Join to
+// first remote frame, and the median of each step on the way (every page's
+// signaling and connections stamped: support/call-timeline.ts).
+//   npm run bench:sfu -- --first-frame=12
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +20,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { CHROMIUM_ARGS, keepPeerConnections } from '../test/helpers/browser.js';
 import { startTestJanus } from '../test/helpers/janus.js';
 import { everyoneSees } from '../test/helpers/sfu.js';
+import { stampCall, stampsOf, steps } from './support/call-timeline.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -22,6 +28,7 @@ const options = flags();
 const sizes = (options.get('sizes') ?? '2,3,4,6').split(',').map(Number);
 const windowMs = Number(options.get('window') ?? 5000);
 const paths = (options.get('paths') ?? 'mesh,sfu').split(',') as ('mesh' | 'sfu')[];
+const firstFrameRounds = Number(options.get('first-frame') ?? 0);
 
 /** CPU seconds used so far by a process and its children (utime + stime, from /proc). */
 function cpuSeconds(pid: number): number {
@@ -63,7 +70,7 @@ const bytes = (page: Page) =>
     return { sent, received };
   });
 
-async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null) {
+async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null, firstFrameOnly = false) {
   const room = await (
     await fetch(`${server.url}/api/rooms`, {
       method: 'POST',
@@ -74,17 +81,19 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
   const contexts: BrowserContext[] = [];
   const pages: Page[] = [];
   let firstFrameMs = 0;
+  let clicked = 0;
   try {
     for (let i = 0; i < size; i++) {
       const context = await browser.newContext({ viewport: { width: 800, height: 600 } });
       await context.addInitScript(keepPeerConnections);
+      if (firstFrameOnly) await context.addInitScript(stampCall);
       contexts.push(context);
       const page = await context.newPage();
       pages.push(page);
       await page.goto(i === 0 ? room.host_join_url : room.guest_join_url);
       await page.getByTestId('name-input').fill(`P${i}`);
       if (i > 0 && i === size - 1) await everyoneSees(pages.slice(0, -1), size - 2, 90_000);
-      const clicked = Date.now();
+      clicked = Date.now();
       await page.getByTestId('join-button').click();
       if (i === size - 1) {
         await page.waitForFunction(() => [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].some((v) => v.videoWidth > 0), undefined, { timeout: 60_000 });
@@ -94,6 +103,7 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
       }
     }
     await everyoneSees(pages, size - 1, 90_000);
+    if (firstFrameOnly) return { firstFrameMs, steps: await Promise.all(pages.map(async (page) => steps(await stampsOf(page), clicked))), upload: NaN, download: NaN, parleyCpu: NaN, janusCpu: NaN };
     await sleep(4000);
     const before = await Promise.all(pages.map(bytes));
     const cpuBefore = { parley: cpuSeconds(server.pid), janus: janusPid ? cpuSeconds(janusPid) : 0 };
@@ -108,6 +118,7 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
       upload: median(after.map((a, i) => kbits(a.sent - before[i]!.sent))),
       download: median(after.map((a, i) => kbits(a.received - before[i]!.received))),
       firstFrameMs,
+      steps: [],
       parleyCpu: (cpu.parley * 100) / size,
       janusCpu: (cpu.janus * 100) / size,
     };
@@ -116,7 +127,58 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
   }
 }
 
+/** The newcomer's and the others' steps: the median over the rounds of each step's ms after the newcomer's Join. */
+function stepTable(label: string, rounds: Map<string, number>[]): string {
+  const names = [...new Set(rounds.flatMap((round) => [...round.keys()]))];
+  const rows = names
+    .map((name) => {
+      const values = rounds.map((round) => round.get(name)).filter((v): v is number => v !== undefined);
+      return { name, at: median(values), seen: values.length };
+    })
+    .sort((a, b) => a.at - b.at)
+    .map(({ name, at, seen }) => [name, fixed(at, 0), `${seen}/${rounds.length}`]);
+  return `${label}\n\n${markdownTable(['step', 'median ms after the newcomer pressed Join', 'rounds with it'], rows)}`;
+}
+
+/** --first-frame=N: two people peer to peer and three through Janus in turn, the last joiner's first frame and its steps. */
+async function firstFrames(browser: Browser, janus: { url: string; apiSecret: string }) {
+  const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-')), fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-'))];
+  const mesh = await startParley({ DATA_DIR: dirs[0]!, LOG_LEVEL: 'warn', SFU: 'off' });
+  const sfu = await startParley({ DATA_DIR: dirs[1]!, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  const times = { two: [] as number[], three: [] as number[] };
+  const newcomer: Map<string, number>[] = [];
+  const earlier: Map<string, number>[] = [];
+  try {
+    for (let round = 0; round < firstFrameRounds; round++) {
+      const two = await measure(mesh, browser, 2, null, true);
+      const three = await measure(sfu, browser, 3, null, true);
+      times.two.push(two.firstFrameMs);
+      times.three.push(three.firstFrameMs);
+      newcomer.push(three.steps[2]!);
+      earlier.push(three.steps[0]!, three.steps[1]!);
+      console.error(`round ${round + 1}: two ${two.firstFrameMs} ms, three ${three.firstFrameMs} ms`);
+    }
+  } finally {
+    await Promise.all([mesh.stop(), sfu.stop()]);
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const [two, three] = [median(times.two), median(times.three)];
+  console.log(`Join to first remote frame, median of ${firstFrameRounds}: two people peer to peer ${fixed(two, 0)} ms (${times.two.join(', ')}), the third person through Janus ${fixed(three, 0)} ms (${times.three.join(', ')}): ${fixed(three / two, 2)}x\n`);
+  console.log(stepTable('The third person (newcomer):', newcomer));
+  console.log();
+  console.log(stepTable('The two already there (both pages pooled):', earlier));
+}
+
 async function main() {
+  if (firstFrameRounds > 0) {
+    const [browser, janus] = await Promise.all([chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS }), startTestJanus()]);
+    try {
+      return await firstFrames(browser, janus);
+    } finally {
+      await browser.close();
+      await janus.stop();
+    }
+  }
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
   const janus = paths.includes('sfu') ? await startTestJanus() : null;
   const rows: (string | number)[][] = [];
