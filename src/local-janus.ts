@@ -4,7 +4,11 @@
 // its HTTP API listens on 127.0.0.1 only, and a Janus that dies is started
 // again at the same address, after 0.25 s and doubling with each failure in a
 // row up to 30 s, as the calls process is; the hub recreates the rooms it
-// lost. It stops with the node.
+// lost. One that stops answering (hung, or frozen with SIGSTOP) is killed and
+// so started again. It stops with the node, even a node killed with -9: Node
+// cannot ask the kernel for a death signal (PR_SET_PDEATHSIG), so Janus runs
+// under a two-line shell wrapper whose watcher reads a pipe from the node and
+// kills Janus when the pipe closes (JANUS_WRAPPER).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,6 +26,19 @@ const LONGEST_RETRY_MS = 30_000;
 const START_TIMEOUT_MS = 20_000;
 /** Up this long: the next death counts as a first failure again. */
 const HEALTHY_AFTER_MS = 10_000;
+/** Janus is asked for `info` this often; one unanswered for HUNG_AFTER_MS is hung and killed (noticed within 3 s). */
+const WATCH_EVERY_MS = 1_000;
+const HUNG_AFTER_MS = 2_000;
+
+/**
+ * `sh -c JANUS_WRAPPER parley-janus janus <args>`: a watcher holding the
+ * node's pipe on its stdin (fd 3 here: an asynchronous list's own stdin is
+ * /dev/null), then `exec janus`, so that Janus keeps the shell's pid (the one
+ * the node supervises). The pipe closing without the word `exit` (the node is
+ * gone, however it died) kills Janus; the node writes `exit` once Janus has
+ * exited, so that the watcher never kills a pid reused since.
+ */
+const JANUS_WRAPPER = 'exec 3<&0; janus=$$; (read -r word <&3; [ "$word" = exit ] || kill -KILL "$janus") </dev/null >/dev/null 2>&1 & exec "$@" </dev/null 3<&-';
 
 export interface LocalJanus {
   /** The HTTP API's URL (what JANUS_URLS would name). */
@@ -55,6 +72,34 @@ async function waitUntilAnswers(url: string, child: ChildProcess): Promise<void>
   throw new Error(`janus did not answer at ${url} within ${START_TIMEOUT_MS / 1000} s`);
 }
 
+/**
+ * Asks the running Janus for `info` every WATCH_EVERY_MS; one that leaves it
+ * unanswered for HUNG_AFTER_MS is killed with -9 (a frozen process too), and
+ * its exit starts it again. A Janus still starting is not asked.
+ */
+function watchForHang(url: string, running: () => ChildProcess | null, log: FastifyBaseLogger): ReturnType<typeof setInterval> {
+  let asking = false;
+  const watch = setInterval(() => {
+    const current = running();
+    if (asking || !current || current.exitCode !== null || current.signalCode !== null || !current.pid || !answeredOnce.has(current)) return;
+    asking = true;
+    void janusAnswers(url, HUNG_AFTER_MS)
+      .then((answers) => {
+        if (answers || running() !== current || current.exitCode !== null || current.signalCode !== null) return;
+        log.warn({ pid: current.pid, unansweredMs: HUNG_AFTER_MS }, 'local janus stopped answering: killing it to start it again');
+        current.kill('SIGKILL');
+      })
+      .finally(() => {
+        asking = false;
+      });
+  }, WATCH_EVERY_MS);
+  watch.unref();
+  return watch;
+}
+
+/** Janus processes that answered since their start: only those are watched (a start has its own bound). */
+const answeredOnce = new WeakSet<ChildProcess>();
+
 export async function startLocalJanus(config: Readonly<Config>, log: FastifyBaseLogger, binary = 'janus'): Promise<LocalJanus> {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-janus-'));
   const httpPort = await freePort();
@@ -78,8 +123,10 @@ export async function startLocalJanus(config: Readonly<Config>, log: FastifyBase
 
   const run = (): Promise<void> => {
     const started = Date.now();
-    const current = spawn(binary, ['-C', configFile, '-F', folder, '-o'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const current = spawn('sh', ['-c', JANUS_WRAPPER, 'parley-janus', binary, '-C', configFile, '-F', folder, '-o'], { stdio: ['pipe', 'pipe', 'pipe'] });
     child = current;
+    // The watcher may be gone already when the node writes to it; nothing to do then.
+    current.stdin!.on('error', () => undefined);
     for (const stream of [current.stdout!, current.stderr!]) {
       stream.setEncoding('utf8').on('data', (chunk: string) => {
         recent.push(...chunk.split('\n').filter(Boolean));
@@ -87,6 +134,7 @@ export async function startLocalJanus(config: Readonly<Config>, log: FastifyBase
       });
     }
     current.on('exit', (code, signal) => {
+      current.stdin!.end('exit\n');
       if (stopping) return;
       failures = Date.now() - started > HEALTHY_AFTER_MS ? 1 : failures + 1;
       const delay = Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), LONGEST_RETRY_MS);
@@ -94,7 +142,9 @@ export async function startLocalJanus(config: Readonly<Config>, log: FastifyBase
       up = new Promise((resolve) => setTimeout(resolve, delay)).then(() => (stopping ? undefined : run()));
       up.catch((error: unknown) => log.error({ err: error }, 'local janus did not start again'));
     });
-    return waitUntilAnswers(url, current);
+    return waitUntilAnswers(url, current).then(() => {
+      answeredOnce.add(current);
+    });
   };
 
   try {
@@ -107,6 +157,7 @@ export async function startLocalJanus(config: Readonly<Config>, log: FastifyBase
     throw new Error(`could not start a local Janus (${binary}): ${(error as Error).message}\n${recent.slice(-10).join('\n')}`);
   }
   log.info({ url, rtpPorts: `${config.janusRtpPorts.min}-${config.janusRtpPorts.max}` }, 'local janus started');
+  const watch = watchForHang(url, () => (stopping ? null : child), log);
 
   return {
     url,
@@ -117,6 +168,7 @@ export async function startLocalJanus(config: Readonly<Config>, log: FastifyBase
     whenUp: () => up,
     async stop() {
       stopping = true;
+      clearInterval(watch);
       const current = child;
       if (current && current.exitCode === null && current.signalCode === null) {
         const exited = new Promise((resolve) => current.once('exit', resolve));

@@ -5,7 +5,8 @@
 // named after its participant (`<peerId>/<kind>`), so that what a
 // subscription carries is told apart by participant without a lookup.
 // Whenever a publisher comes or goes, every subscription here in that room is
-// brought up to date and its browser gets Janus's new offer.
+// brought up to date and its browser gets Janus's new offer. A room nobody
+// here uses any more loses its VideoRoom after a while (sfu-empty-rooms.ts).
 import type { FastifyBaseLogger } from 'fastify';
 import type { SfuPin } from '../domain/sfu/sfu-rooms.repo.js';
 import type { HandleEvent, JanusHandle } from '../sfu/janus-client.js';
@@ -13,6 +14,7 @@ import type { JanusInstances } from '../sfu/janus-instances.js';
 import { joinAsPublisher, joinAsSubscriber, listPublishers, type Publisher, type Subscriber } from '../sfu/video-room.js';
 import type { ServerMessage, SfuKind, SfuStream } from '../shared/protocol.js';
 import type { Session } from './session.js';
+import { createEmptyRooms, isRoomGone } from './sfu-empty-rooms.js';
 
 interface SfuState {
   roomId: number;
@@ -71,9 +73,22 @@ const streamsOf = (subscriber: Subscriber): SfuStream[] =>
 /** Any handle of this participant, to ask the room who publishes. */
 const someHandle = (state: SfuState): JanusHandle | null => state.publications.values().next().value?.handle ?? state.subscriber?.handle ?? null;
 
-export function createSfuCalls(options: { instances: JanusInstances; minParticipants: number; log: FastifyBaseLogger; send(session: Session, message: ServerMessage): void }): SfuCalls {
+export function createSfuCalls(options: {
+  instances: JanusInstances;
+  minParticipants: number;
+  /** A room nobody here uses for this long loses its VideoRoom (SFU_EMPTY_ROOM_SECONDS; sfu-empty-rooms.ts). */
+  emptyRoomMs: number;
+  log: FastifyBaseLogger;
+  send(session: Session, message: ServerMessage): void;
+}): SfuCalls {
   const { instances, log } = options;
   const states = new Map<Session, SfuState>();
+  const emptyRooms = createEmptyRooms({ instances, emptyRoomMs: options.emptyRoomMs, log, inUse: (roomId) => [...states.values()].some((state) => state.roomId === roomId) });
+  /** A participant whose VideoRoom was destroyed under it (it stood empty) starts from a fresh pin on its page's next try. */
+  const forgetIfRoomGone = (session: Session, state: SfuState) => (error: unknown) => {
+    if (isRoomGone(error) && states.get(session) === state) states.delete(session);
+    throw error;
+  };
 
   const serially = <T>(state: SfuState, work: () => Promise<T>): Promise<T> => {
     const next = state.queue.then(work, work);
@@ -85,6 +100,7 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     const existing = states.get(session);
     if (existing) return existing;
     const participant = session.participant!;
+    emptyRooms.used(participant.roomId);
     const pin = await instances.room(participant.roomId);
     const made: SfuState = states.get(session) ?? { roomId: participant.roomId, peerId: participant.peerId, pin, publications: new Map(), subscriber: null, subscribing: false, queue: Promise.resolve(), answered: Promise.resolve(), answer: () => {} };
     states.set(session, made);
@@ -150,6 +166,7 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     const state = states.get(session);
     if (!state) return;
     states.delete(session);
+    emptyRooms.left(state.roomId, state.pin);
     await serially(state, async () => {
       await Promise.all([...state.publications.values()].map((publication) => publication.leave()));
       await state.subscriber?.leave();
@@ -165,7 +182,7 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
         const publisher = await joinAsPublisher(await instances.session(state.pin.instance), state.pin, displayOf(state.peerId, kind), (event) => heard(session, state, event));
         state.publications.set(kind, publisher);
         return (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
-      });
+      }).catch(forgetIfRoomGone(session, state));
     },
     async unpublish(session, kind) {
       const state = states.get(session);
@@ -183,7 +200,7 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
         await state.subscriber?.leave();
         state.subscriber = null;
         return (await sync(session, state)) ?? { sdp: null, streams: [] };
-      });
+      }).catch(forgetIfRoomGone(session, state));
     },
     async answer(session, sdp) {
       const state = states.get(session);
@@ -205,10 +222,13 @@ export function createSfuCalls(options: { instances: JanusInstances; minParticip
     async roomGone(roomId) {
       const here = [...states].filter(([, state]) => state.roomId === roomId);
       await Promise.all(here.map(([session]) => leave(session)));
+      // Released now, not after the wait.
+      emptyRooms.used(roomId);
       await instances.release(roomId, here[0]?.[1].pin ?? null);
     },
     async close() {
       await Promise.all([...states.keys()].map((session) => leave(session).catch(() => undefined)));
+      emptyRooms.close();
       await instances.close();
     },
   };

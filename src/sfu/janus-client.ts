@@ -2,15 +2,18 @@
 // messages, trickle), used only by Parley: browsers never reach it
 // (docs/design.md, "Group calls through an SFU"). Every request carries the
 // API secret. One session per instance and node; its events arrive over a
-// long poll, which also keeps the session alive, with an explicit keepalive
-// beside it for the gaps between polls.
+// long poll, which also keeps the session alive, with a keepalive every
+// second beside it: a Janus that stops answering (hung, or frozen with
+// SIGSTOP) holds its long poll open without a word, so only a request that
+// goes unanswered tells (docs/design.md, "Group calls through an SFU",
+// Faults).
 
-/** How long a request may take before the instance counts as not answering. */
-const REQUEST_TIMEOUT_MS = 5_000;
+/** How long a request may take before the instance counts as not answering; a keepalive is answered in a millisecond. */
+export const REQUEST_TIMEOUT_MS = 2_000;
 /** Janus answers a poll after 30 s at the latest (with a keepalive). */
 const POLL_TIMEOUT_MS = 40_000;
-/** Below the generated configuration's session_timeout (60 s) by a wide margin. */
-const KEEPALIVE_EVERY_MS = 20_000;
+/** A keepalive this often: a Janus that stopped answering is noticed within KEEPALIVE_EVERY_MS + REQUEST_TIMEOUT_MS (3 s). */
+const KEEPALIVE_EVERY_MS = 1_000;
 
 export class JanusError extends Error {
   constructor(

@@ -8,7 +8,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { SfuPin, SfuRoomsRepo } from '../domain/sfu/sfu-rooms.repo.js';
 import type { Clock } from '../domain/support/clock.js';
-import { openJanusSession, type JanusSession } from './janus-client.js';
+import { JanusUnreachableError, openJanusSession, type JanusSession } from './janus-client.js';
 import { createVideoRoom, destroyVideoRoom, videoRoomExists } from './video-room.js';
 
 /** Publishers a VideoRoom takes: a camera and a screen for each of the most people a call holds with an SFU. */
@@ -73,7 +73,13 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
       const pin = (await repo.find(roomId)) ?? (await repo.pin(roomId, urls, freshRoom(), clock.now()));
       // Pinned by an older configuration to an instance this node does not know: moved to one it does.
       if (!urls.includes(pin.instance)) return (await this.move(pin)) ?? ensure(await repo.pin(roomId, urls, freshRoom(), clock.now()));
-      return ensure(pin);
+      // Pinned to an instance that stopped answering (frozen, its rooms moved already, but still the least loaded): moved on.
+      return ensure(pin).catch(async (error: unknown) => {
+        if (!(error instanceof JanusUnreachableError) || urls.length < 2) throw error;
+        const moved = await this.move(pin);
+        if (!moved) throw error;
+        return moved;
+      });
     },
     async move(failed) {
       ready.delete(`${failed.instance} ${failed.janusRoom}`);

@@ -2,10 +2,17 @@
 // does (src/local-janus.ts): generated configuration, HTTP API on 127.0.0.1,
 // its own RTP port range. Janus missing fails the test (with CI=true and
 // without): no test skips for want of it (test/README.md).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { janusInstalled, loadConfig } from '../../src/config.js';
 import { startLocalJanus, type LocalJanus } from '../../src/local-janus.js';
+import { janusAnswers } from '../../src/sfu/janus-client.js';
+import { writeJanusConfig } from '../../src/sfu/janus-config.js';
+import { eventually } from './wait.js';
 
 let nextPorts = 43000 + (process.pid % 40) * 200;
 
@@ -68,4 +75,46 @@ export function ownAddress(): string {
     .find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
   if (!found) throw new Error('no IPv4 interface besides loopback: Janus has no address to gather candidates on');
   return found.address;
+}
+
+export interface OperatorJanus {
+  url: string;
+  apiSecret: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A Janus as an operator runs one for JANUS_URLS: the generated
+ * configuration, but no supervision by Parley (nothing restarts it, nothing
+ * kills it when it hangs), so a test can freeze it, let it go, or leave it
+ * behind as a crash would.
+ */
+export async function startOperatorJanus(options: { rtpPorts?: { min: number; max: number }; apiSecret?: string } = {}): Promise<OperatorJanus> {
+  if (!janusInstalled()) throw new Error('janus is not installed: apt-get install janus janus-tools (.ci/run installs it)');
+  const rtpPorts = options.rtpPorts ?? { min: nextPorts, max: nextPorts + 99 };
+  if (!options.rtpPorts) nextPorts += 100;
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-janus-'));
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const httpPort = (probe.address() as net.AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  const apiSecret = options.apiSecret ?? 'test-janus-secret';
+  const configFile = writeJanusConfig({ folder, httpPort, apiSecret, rtpPorts, publicAddress: null, interfaces: [], stunServer: null });
+  const child = spawn('janus', ['-C', configFile, '-F', folder, '-o'], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${httpPort}/janus`;
+  await eventually(() => janusAnswers(url, 500), 20_000, `janus answering at ${url}`);
+  return {
+    url,
+    apiSecret,
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await exited;
+      }
+      fs.rmSync(folder, { recursive: true, force: true });
+    },
+  };
 }
