@@ -95,7 +95,8 @@ export function compositionFilter(c: Composition): string {
     chains.push(`[${audio.input}:a]aresample=48000:async=1000,aformat=channel_layouts=stereo,adelay=${delayMs}:all=1[a${i}]`);
   });
   const mixed = ['[silence]', ...c.audios.map((_, i) => `[a${i}]`)].join('');
-  // normalize=0: each voice at its own level (a mix divided by the number of inputs would make one speaker quiet).
-  chains.push(`${mixed}amix=inputs=${c.audios.length + 1}:duration=first:dropout_transition=0:normalize=0[aout]`);
+  // normalize=0: each voice at its own level (a mix divided by the number of inputs would make one speaker quiet);
+  // the limiter keeps two people speaking at once from clipping (two fake microphones' beeps summed peaked at +1.7 dBFS).
+  chains.push(`${mixed}amix=inputs=${c.audios.length + 1}:duration=first:dropout_transition=0:normalize=0,alimiter=limit=0.9:level=false[aout]`);
   return chains.join(';\n');
 }
