@@ -2,7 +2,9 @@
 // through an SFU"): the node starts a Janus of its own, `parley admin sfu
 // list` shows it, a Janus killed with -9 is started again at the same
 // address, and stopping the node stops it. A real server process (dist/) and
-// a real Janus.
+// a real Janus. A node killed with -9 leaves no Janus behind (the wrapper's
+// watcher sees the node's pipe close), and a stale Janus an earlier crash left
+// on the same ports does not stop a start.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +14,7 @@ import { janusInstalled } from '../../src/config.js';
 import { janusAnswers } from '../../src/sfu/janus-client.js';
 import { ADMIN_TOKEN, serverDatabase, startServerProcess, stopServerProcess, waitForExit, type ServerProcess } from '../helpers/server-process.js';
 import { eventually } from '../helpers/wait.js';
+import { startOperatorJanus, type OperatorJanus } from '../helpers/janus.js';
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/parley.js');
 
@@ -85,4 +88,36 @@ describe('a node with SFU=janus and no JANUS_URLS', () => {
     expect(fs.existsSync(`/proc/${janus}`)).toBe(false);
     expect(await janusAnswers(url)).toBe(false);
   }, 30_000);
+});
+
+describe('a node killed with -9', () => {
+  let stale: OperatorJanus | undefined;
+  let killed: ServerProcess | undefined;
+  afterAll(async () => {
+    await stopServerProcess(killed, 'SIGKILL');
+    await stale?.stop();
+  });
+
+  it('starts beside a stale Janus an earlier crash left on its ports, and leaves no Janus behind when killed', async () => {
+    // An earlier crash's Janus, on the RTP ports this node is given (its HTTP port is a fresh one each start).
+    stale = await startOperatorJanus({ rtpPorts: { min: 42100, max: 42199 } });
+    const own = await serverDatabase();
+    try {
+      killed = await startServerProcess({ ...own.env, SFU: 'janus', JANUS_RTP_PORTS: '42100-42199' });
+      const [janus] = janusChildren(killed.child.pid!);
+      expect(janus).toBeGreaterThan(0);
+      const url = ((await (await fetch(`${killed.url}/admin/sfu`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as SfuView).instances[0]!.url;
+      expect(url).not.toBe(stale.url);
+      expect(await janusAnswers(url)).toBe(true);
+      killed.child.kill('SIGKILL');
+      await waitForExit(killed, 20_000).catch(() => undefined);
+      // The wrapper's watcher reads the node's pipe: closed by the kernel with the node, it kills Janus at once.
+      await eventually(() => !fs.existsSync(`/proc/${janus}`), 10_000, `janus ${janus} gone with its node`);
+      expect(await janusAnswers(url)).toBe(false);
+      // The stale one is not the node's to stop.
+      expect(await janusAnswers(stale.url)).toBe(true);
+    } finally {
+      await own.remove();
+    }
+  }, 120_000);
 });
