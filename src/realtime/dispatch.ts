@@ -8,6 +8,7 @@ import { admitParticipant, denyParticipant, removeParticipant } from './handlers
 import { createInvite } from './handlers/invites.js';
 import { leaveCall } from './handlers/leave.js';
 import { recordNetworkReport } from './handlers/network-report.js';
+import { answerConsent, startRecording, stopRecording } from './handlers/recording.js';
 import { relayMediaState, relaySignal, startScreenshare, stopScreenshare } from './handlers/relay.js';
 import { sfuAnswer, sfuCandidate, sfuLayer, sfuLeave, sfuPublish, sfuSubscribe, sfuUnpublish } from './handlers/sfu.js';
 import type { HubContext } from './hub-context.js';
@@ -37,6 +38,9 @@ export const callHandlers: { [T in CallMessageType]: CallHandler<T> } = {
   'sfu-candidate': sfuCandidate,
   'sfu-layer': sfuLayer,
   'sfu-leave': sfuLeave,
+  'recording-start': startRecording,
+  'recording-stop': stopRecording,
+  'recording-consent': answerConsent,
 };
 
 /** What someone waiting to be let in may do: nothing of the call, only give up waiting. */

@@ -6,11 +6,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ParticipationService } from '../domain/participation/participation.service.js';
 import type { Clock } from '../domain/support/clock.js';
 import type { RoomEvent, RoomEventBus } from '../domain/buses/room-event-bus.js';
-import type { HostDecision, SignalBus } from '../domain/buses/signal-bus.js';
+import type { HostDecision, SignalBus, SignalEnvelope } from '../domain/buses/signal-bus.js';
 import { createClosedRooms, type ClosedRooms } from './closed-rooms.js';
 import { createDepartures, type Departures } from './departures.js';
 import { createInFlight, type InFlight } from './in-flight.js';
 import type { IceServerInfo } from '../shared/protocol.js';
+import { createRecordingRooms, type RecordingRooms, type RecordingsPort } from './recording-rooms.js';
 import { createRoomRegistry, type RoomRegistry } from './room-registry.js';
 import { endSession, type Session } from './session.js';
 import type { SfuCalls } from './sfu-calls.js';
@@ -42,6 +43,10 @@ export interface HubOptions {
   reconnectGraceMs?: number;
   /** Group calls through Janus (sfu-calls.ts); absent: every call is peer to peer. */
   sfu?: SfuCalls | null;
+  /** Recording with consent (handlers/recording.ts); absent: nobody records through this node. */
+  recordings?: RecordingsPort | null;
+  /** How long people have to answer a request to record, and how often a recording's lease is renewed (defaults: 60 s, 10 s). */
+  recordingTimes?: { consentMs?: number; renewMs?: number };
 }
 
 export interface HubContext {
@@ -56,6 +61,8 @@ export interface HubContext {
   departures: Departures;
   inFlight: InFlight;
   sfu: SfuCalls | null;
+  /** The recordings of the rooms with someone here, and the requests to record this node holds. */
+  recording: RecordingRooms;
   /** The server ends a session: it leaves its room here, its socket closes, the close is no drop. */
   endSession(session: Session, code: number, reason: string): void;
 }
@@ -69,6 +76,8 @@ export interface HubContext {
 export interface HubReactions {
   decision(ctx: HubContext, session: Session, decision: HostDecision['decision']): Promise<void>;
   roomEvent(ctx: HubContext, event: RoomEvent): Promise<void>;
+  /** Something arrived on a room's channel (room-registry.ts onHeard); true: it was for the node only. */
+  heard?(ctx: HubContext, roomId: number, message: SignalEnvelope['message']): boolean;
 }
 
 export function createHubContext(options: HubOptions, reactions: HubReactions): HubContext {
@@ -77,6 +86,7 @@ export function createHubContext(options: HubOptions, reactions: HubReactions): 
   const rooms = createRoomRegistry({
     bus: options.bus,
     log,
+    onHeard: (roomId, message) => reactions.heard?.(context, roomId, message) ?? false,
     onDecision: (session, decision) => {
       inFlight.track(reactions.decision(context, session, decision)).catch((error: unknown) => log.error({ err: error }, 'host decision failed'));
     },
@@ -105,6 +115,7 @@ export function createHubContext(options: HubOptions, reactions: HubReactions): 
     rooms,
     closedRooms: createClosedRooms(clock),
     sfu: options.sfu ?? null,
+    recording: createRecordingRooms(),
     departures: createDepartures({ participation, rooms, inFlight, log, reconnectGraceMs: options.reconnectGraceMs ?? 0 }),
     inFlight,
     endSession: (session, code, reason) => endSession(session, code, reason, rooms),

@@ -9,7 +9,9 @@ import { handleJoin } from './handlers/join.js';
 import type { HubContext } from './hub-context.js';
 import { wiredHubContext } from './hub.js';
 import type { IceServerInfo, RoomSettings, ServerMessage } from '../shared/protocol.js';
+import type { RecordingsPort } from './recording-rooms.js';
 import type { RoomRegistry } from './room-registry.js';
+import type { SfuCalls } from './sfu-calls.js';
 import { createSession, type Connection, type Session } from './session.js';
 
 export interface RecordingConnection extends Connection {
@@ -96,6 +98,10 @@ export interface HubFixtureOptions {
   /** The ICE servers a participant gets (default: one STUN server), and how often they are renewed (default never). */
   iceServersFor?: (peerId: string) => IceServerInfo[];
   iceRenewalMs?: number;
+  /** The node's SFU (a fake, for what is asked of it) and recordings service, and recording's timers (handlers/recording.test.ts). */
+  sfu?: () => SfuCalls;
+  recordings?: (test: TestContext) => RecordingsPort;
+  recordingTimes?: { consentMs?: number; renewMs?: number };
 }
 
 export async function createHubFixture(options: HubFixtureOptions = {}): Promise<HubFixture> {
@@ -113,6 +119,9 @@ export async function createHubFixture(options: HubFixtureOptions = {}): Promise
     iceRenewalMs: options.iceRenewalMs ?? null,
     iceTransportPolicy: 'all',
     reconnectGraceMs: options.reconnectGraceMs ?? 0,
+    ...(options.sfu ? { sfu: options.sfu() } : {}),
+    ...(options.recordings ? { recordings: options.recordings(test) } : {}),
+    ...(options.recordingTimes ? { recordingTimes: options.recordingTimes } : {}),
   });
   const fixture: HubFixture = {
     test,

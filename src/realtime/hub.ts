@@ -4,6 +4,7 @@
 // is anything with send() and close(). The parts are in the files listed in
 // README.md; this puts them together.
 import { receiveDecision } from './handlers/host-controls.js';
+import { heardForRecording } from './handlers/recording.js';
 import { handleRoomEvent } from './handlers/room-events.js';
 import { createHubContext, type HubContext, type HubOptions } from './hub-context.js';
 import { openSession, type SessionHandle } from './session-handle.js';
@@ -18,7 +19,7 @@ export type { Connection } from './session.js';
 
 /** The hub's shared state, wired to the handlers that react to what its rooms hear. */
 export function wiredHubContext(options: HubOptions): HubContext {
-  return createHubContext(options, { decision: receiveDecision, roomEvent: handleRoomEvent });
+  return createHubContext(options, { decision: receiveDecision, roomEvent: handleRoomEvent, heard: heardForRecording });
 }
 
 export function createHub(options: HubOptions) {
@@ -46,6 +47,7 @@ export function createHub(options: HubOptions) {
      */
     async shutdown(): Promise<void> {
       unsubscribeEvents();
+      ctx.recording.stop();
       await shutdownHub(ctx);
       await ctx.sfu?.close();
     },

@@ -30,6 +30,12 @@ export interface RoomRegistryOptions {
   log: FastifyBaseLogger;
   /** A host decided about a participant connected here (handlers/host-controls.ts acts on it). */
   onDecision(session: Session, decision: HostDecision['decision']): void;
+  /**
+   * Everything that arrives on the channel of a room with someone here, once
+   * per node, before its sessions get it (the recording handlers watch who
+   * leaves and count answers there). True: it was for the node, not for its sessions.
+   */
+  onHeard?(roomId: number, message: SignalEnvelope['message']): boolean;
   /** The first session of a room entered here (true), or the last one left (false). */
   onOccupied?(roomId: number, occupied: boolean): void;
   /** Wall-clock time in ms, the same on every node (chat lines' `at`). */
@@ -45,7 +51,7 @@ export interface PublishOptions {
   line?: boolean;
 }
 
-export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}, now = Date.now }: RoomRegistryOptions) {
+export function createRoomRegistry({ bus, log, onDecision, onHeard = () => false, onOccupied = () => {}, now = Date.now }: RoomRegistryOptions) {
   const rooms = new Map<number, LocalRoom>();
   // Only a bus that loses the other nodes and gets them back needs to send a line again.
   const kept = bus.onReconnected ? createKeptLines(now) : null;
@@ -67,6 +73,7 @@ export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}
       return;
     }
     if (!room.seen.firstTime(envelope)) return;
+    if (onHeard(roomId, message) || message.type === 'recording-answer') return;
     for (const session of room.sessions) {
       const participant = session.participant;
       if (session.id === envelope.fromSession || !participant || (session.state !== 'joined' && session.state !== 'waiting')) continue;
@@ -133,6 +140,20 @@ export function createRoomRegistry({ bus, log, onDecision, onOccupied = () => {}
         log.debug({ err: error }, 'signal bus publish failed');
         if (localFallback) deliver(roomId, envelope);
         return false;
+      }
+    },
+
+    /**
+     * Sends to a room on every node from the server itself (no connection of
+     * it is left out), as publish does; `to` and `toRole` as there.
+     */
+    async tell(roomId: number, message: SignalEnvelope['message'], { to = null, toRole }: { to?: string | null; toRole?: 'host' } = {}): Promise<void> {
+      const envelope: SignalEnvelope = { fromSession: 'server', to, message, ...(toRole ? { toRole } : {}) };
+      try {
+        await bus.publish(roomId, envelope);
+      } catch (error) {
+        log.debug({ err: error }, 'signal bus publish failed');
+        deliver(roomId, envelope);
       }
     },
 

@@ -15,6 +15,7 @@ import { joinAsPublisher, joinAsSubscriber, listPublishers, type Publisher, type
 import type { ServerMessage, SfuKind, SfuStream } from '../shared/protocol.js';
 import type { Session } from './session.js';
 import { createEmptyRooms, isRoomGone } from './sfu-empty-rooms.js';
+import { createSfuRecording } from './sfu-recording.js';
 
 interface SfuState {
   roomId: number;
@@ -44,6 +45,11 @@ export interface SfuCalls {
   layer(session: Session, mid: string, substream: 0 | 1 | 2): Promise<void>;
   /** The participant goes back to peer to peer, or its connection is gone: its publications and subscription go. */
   leave(session: Session): Promise<void>;
+  /**
+   * Records this participant's publications, now and any it makes later, as
+   * `<base>-<kind>` (docs/design.md, "Recording with consent"), or stops (null).
+   */
+  record(session: Session, base: string | null): Promise<void>;
   /** The room was closed or deleted: its VideoRoom goes (a deleted room's pin went with its row: the one known here is used). */
   roomGone(roomId: number): Promise<void>;
   close(): Promise<void>;
@@ -89,6 +95,7 @@ export function createSfuCalls(options: {
     if (isRoomGone(error) && states.get(session) === state) states.delete(session);
     throw error;
   };
+  const recording = createSfuRecording();
 
   const serially = <T>(state: SfuState, work: () => Promise<T>): Promise<T> => {
     const next = state.queue.then(work, work);
@@ -163,6 +170,8 @@ export function createSfuCalls(options: {
   });
 
   async function leave(session: Session): Promise<void> {
+    // Back to peer to peer keeps what to record for the next publication; a connection gone needs it no more.
+    if (session.state === 'gone') recording.forget(session);
     const state = states.get(session);
     if (!state) return;
     states.delete(session);
@@ -181,8 +190,15 @@ export function createSfuCalls(options: {
         await state.publications.get(kind)?.leave();
         const publisher = await joinAsPublisher(await instances.session(state.pin.instance), state.pin, displayOf(state.peerId, kind), (event) => heard(session, state, event));
         state.publications.set(kind, publisher);
-        return (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
+        const answer = (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
+        await recording.published(session, kind, publisher);
+        return answer;
       }).catch(forgetIfRoomGone(session, state));
+    },
+    async record(session, base) {
+      const apply = recording.set(session, base);
+      const state = states.get(session);
+      if (apply && state) await serially(state, () => apply(state.publications));
     },
     async unpublish(session, kind) {
       const state = states.get(session);

@@ -61,6 +61,7 @@ export function createNodeHub(services: Services, log: FastifyBaseLogger): Hub {
     iceTransportPolicy: config.iceTransportPolicy,
     reconnectGraceMs: config.reconnectGraceSeconds * 1000,
     sfu: config.sfu === 'janus' ? nodeSfu(services, log) : null,
+    recordings: services.recordings,
     observe: {
       message: (type) => services.metrics.signalingMessages.inc({ type }),
       connections: (delta) => services.metrics.connectionsChanged(delta),

@@ -5,6 +5,7 @@
 // a `requestId` and gets exactly one reply (a result or an `error` with the
 // same requestId); notifications get none. SDP and ICE travel inside `signal`
 // untouched: the server only decides who may receive them.
+import { parseRecordingMessage, type RecordingClientMessage, type RecordingErrorCode, type RecordingServerMessage } from './recording-protocol.js';
 
 /** Frames above this size are refused with `too-large` (an SDP with many candidates is ~10 KB). */
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -86,7 +87,9 @@ export type ClientMessage =
   /** Which simulcast layer of a received video (its mid) this page wants: 0 the smallest. */
   | { type: 'sfu-layer'; mid: string; substream: 0 | 1 | 2 }
   /** Back to peer to peer: every publication and the subscription go. */
-  | { type: 'sfu-leave' };
+  | { type: 'sfu-leave' }
+  /** Recording with consent (recording-protocol.ts). */
+  | RecordingClientMessage;
 
 /** A publication: the camera (with the microphone) or a shared screen. */
 export type SfuKind = 'camera' | 'screen';
@@ -120,7 +123,8 @@ export type ErrorCode =
   | 'not-admitted'
   /** A join that resumes a participant a host removed from the call, or did not let in. */
   | 'removed'
-  | 'denied';
+  | 'denied'
+  | RecordingErrorCode;
 
 /** What a page needs to be in the call: the reply to a join, or the notification that a host let it in. */
 export interface CallEntry {
@@ -196,7 +200,8 @@ export type ServerMessage =
   | { type: 'sfu-offer'; requestId: string; sdp: string | null; streams: SfuStream[] }
   | { type: 'sfu-offer'; sdp: string | null; streams: SfuStream[] }
   /** The SFU instance of the room failed and the room moved: publish and subscribe again. */
-  | { type: 'sfu-restart' };
+  | { type: 'sfu-restart' }
+  | RecordingServerMessage;
 
 export type ParseResult = { ok: true; message: ClientMessage } | { ok: false; code: ErrorCode; message: string; requestId?: string };
 
@@ -316,6 +321,13 @@ export function parseClientMessage(raw: string): ParseResult {
     case 'sfu-layer':
     case 'sfu-leave':
       return parseSfuMessage(value, requestId, bad);
+    case 'recording-start':
+    case 'recording-stop':
+    case 'recording-consent': {
+      if (!requestId) return bad('This request needs a requestId (a string of at most 64 characters)');
+      const parsed = parseRecordingMessage(value, requestId);
+      return typeof parsed === 'string' ? bad(parsed) : { ok: true, message: parsed };
+    }
     default:
       return {
         ok: false,

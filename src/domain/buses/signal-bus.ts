@@ -27,6 +27,19 @@ export interface ChatCatchUp {
   type: 'chat-catch-up';
 }
 
+/**
+ * A participant's answer to a host's request to record (docs/design.md, "Recording with consent"), sent
+ * to the room: the node that holds the request (its host's) counts it (realtime/handlers/recording.ts).
+ */
+export interface RecordingAnswer {
+  type: 'recording-answer';
+  askId: string;
+  peerId: string;
+  accepted: boolean;
+  /** When it was given (ISO 8601, the answering node's clock). */
+  at: string;
+}
+
 export interface SignalEnvelope {
   /** The connection that sent it: never delivered back to that connection. */
   fromSession: string;
@@ -34,7 +47,7 @@ export interface SignalEnvelope {
   to: string | null;
   /** Only participants of this role get it (the waiting list goes to hosts). */
   toRole?: 'host';
-  message: ServerMessage | SessionReplaced | HostDecision | ChatCatchUp;
+  message: ServerMessage | SessionReplaced | HostDecision | ChatCatchUp | RecordingAnswer;
   /** A chat line's own id, the same each time it is sent: a node delivers it once. */
   lineId?: string;
   /** When the sending node sent a chat line first (ms since the epoch, its clock). */

@@ -11,6 +11,7 @@ import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
 import { keepIceServersFresh } from '../ice-renewal.js';
 import type { PeerInfo } from '../../shared/protocol.js';
+import { recordingOnEntry } from '../recording-sync.js';
 import { fail, reply, type Session } from '../session.js';
 import type { CallHandler } from './call-handler.js';
 
@@ -120,4 +121,5 @@ async function enterCall(ctx: HubContext, session: Session, waiting: Participant
   keepIceServersFresh(ctx, session);
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
   ctx.log.info({ room: room.id, peer: participant.peerId }, 'participant let in');
+  await recordingOnEntry(ctx, session, room);
 }

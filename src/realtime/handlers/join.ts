@@ -8,6 +8,7 @@ import type { HubContext } from '../hub-context.js';
 import { keepIceServersFresh } from '../ice-renewal.js';
 import type { ClientMessage } from '../../shared/protocol.js';
 import { fail, reply, type Session } from '../session.js';
+import { recordingOnEntry } from '../recording-sync.js';
 import { letInOnceOpen, peerInfo } from './host-controls.js';
 
 /** Unknown join links one connection may try: a browser sends one; more is someone guessing. */
@@ -94,4 +95,5 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
   void ctx.rooms.publish(session, null, { type: 'peer-joined', peer: self });
   if (offeredTo) void ctx.rooms.publish(session, offeredTo, { type: 'signal', from: participant.peerId, data: { description: { type: 'offer', sdp: message.offer } } });
   log.info({ room: room.id, peer: participant.peerId, resumed }, 'participant joined');
+  await recordingOnEntry(ctx, session, room);
 }

@@ -5,11 +5,15 @@ import type { RoomEvent } from '../../domain/buses/room-event-bus.js';
 import { settingsOf } from '../../domain/participation/participation.service.js';
 import { CloseCode } from '../close-codes.js';
 import type { HubContext } from '../hub-context.js';
+import { recordingChanged, recordingRoomGone, recordingSettings } from '../recording-sync.js';
 import { letInOnceOpen } from './host-controls.js';
 import { stopSharing } from './relay.js';
 
 export async function handleRoomEvent(ctx: HubContext, event: RoomEvent): Promise<void> {
   if (event.type === 'room-updated') return applySettings(ctx, event.roomId);
+  if (event.type === 'recording-changed') return recordingChanged(ctx, event.roomId);
+  // Its recording stops first, while the pages are still here to be told.
+  await recordingRoomGone(ctx, event.roomId).catch((error: unknown) => ctx.log.warn({ err: error, room: event.roomId }, 'recording not stopped'));
   await ejectEveryone(ctx, event.roomId, event.type === 'room-closed' ? 'closed' : 'deleted');
   // Its VideoRoom goes too (docs/design.md, "Group calls through an SFU"); every node tries, a second destroy is harmless.
   await ctx.sfu?.roomGone(event.roomId).catch((error: unknown) => ctx.log.warn({ err: error, room: event.roomId }, 'sfu room not released'));
@@ -29,6 +33,7 @@ async function applySettings(ctx: HubContext, roomId: number): Promise<void> {
   const settings = settingsOf(row);
   const changed = JSON.stringify(settings) !== JSON.stringify(room.settings);
   room.settings = settings;
+  recordingSettings(ctx, row);
   const joined = [...room.sessions].filter((s) => s.state === 'joined');
   if (changed) for (const session of joined) session.connection.send({ type: 'settings', settings });
   for (const session of joined) {
