@@ -2,12 +2,16 @@
 // once (the SQL behind it claims its rows), so a cluster needs no leader.
 import type { FastifyBaseLogger } from 'fastify';
 import { maintainEmbedded } from './db/embedded-maintenance.js';
+import type { Composer } from './domain/recordings/recording-jobs.js';
 import type { Services } from './services.js';
+import { composeRecording } from './sfu/recording/compose.js';
 
 export interface Job {
   name: string;
   intervalSeconds: number;
   run(): Promise<unknown>;
+  /** Asked to give up what it is doing as the jobs stop (a recording's composing, taken again by another run). */
+  abort?(): void;
 }
 
 /** How a run of a job ended (parley_job_runs_total's outcome). */
@@ -56,6 +60,7 @@ export function startJobs(
   return {
     async stop() {
       for (const timer of timers) clearInterval(timer);
+      for (const job of jobs) job.abort?.();
       await Promise.allSettled([...running]);
     },
   };
@@ -70,15 +75,17 @@ export function startJobs(
 export type JobsOf = 'node' | 'api' | 'calls';
 
 /** The node's jobs, one list for every process (docs/design.md, "Room lifecycle" and "Webhooks"). */
-export function nodeJobs(services: Services, of: JobsOf): Job[] {
+export function nodeJobs(services: Services, of: JobsOf, { compose = composeRecording }: { compose?: Composer } = {}): Job[] {
   const { config, database } = services;
   const api: Job[] = [
-    { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run() },
+    // A deleted room's recordings go with it: their files right after (docs/design.md, "Recording with consent").
+    { name: 'cleanup', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.cleanup.run().finally(() => services.recordings.sweepDeleted()) },
     // Idempotency-Key records live 24 hours (docs/security.md).
     { name: 'idempotency-keys', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.idempotency.purgeExpired() },
     // The webhook outbox (docs/webhooks.md): every node delivers whatever is due; claims keep them apart.
     { name: 'webhooks', intervalSeconds: config.webhooksPollIntervalSeconds, run: () => services.webhookDelivery.deliverDue() },
     { name: 'webhook-messages', intervalSeconds: config.cleanupIntervalSeconds, run: () => services.webhookDelivery.purgeDone() },
+    ...recordingJobs(services, compose),
     // PGlite has no autovacuum or checkpointer: this does their work (db/embedded-maintenance.ts). PostgreSQL's own do it there.
     ...(database.kind === 'pglite'
       ? [{ name: 'embedded-maintenance', intervalSeconds: config.embeddedMaintenanceIntervalSeconds, run: () => maintainEmbedded(database.db) }]
@@ -87,4 +94,32 @@ export function nodeJobs(services: Services, of: JobsOf): Job[] {
   // Heartbeat, participants of dead nodes, rooms empty past the grace.
   const calls: Job[] = [{ name: 'presence', intervalSeconds: config.heartbeatIntervalSeconds, run: () => services.participation.sweep() }];
   return of === 'api' ? api : of === 'calls' ? calls : [...api, ...calls];
+}
+
+/**
+ * Recordings (docs/design.md, "Recording with consent"): one whose recording
+ * node died is stopped; processing recordings get their file (one at a time
+ * per node, claimed with a lease); past retention they are deleted, and no
+ * directory outlives its recording.
+ */
+function recordingJobs(services: Services, compose: Composer): Job[] {
+  const { config } = services;
+  let composing = new AbortController();
+  return [
+    { name: 'recordings-lapsed', intervalSeconds: 5, run: () => services.recordings.stopLapsed() },
+    {
+      name: 'recordings-processing',
+      intervalSeconds: 2,
+      run: () => {
+        if (composing.signal.aborted) composing = new AbortController();
+        return services.recordings.processDue(compose, composing.signal);
+      },
+      abort: () => composing.abort(),
+    },
+    {
+      name: 'recordings-retention',
+      intervalSeconds: config.cleanupIntervalSeconds,
+      run: async () => [...(await services.recordings.applyRetention()), ...(await services.recordings.sweepFiles())],
+    },
+  ];
 }

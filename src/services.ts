@@ -19,6 +19,7 @@ import { cryptoIds, type Ids } from './domain/support/ids.js';
 import { createTenantsRepo } from './domain/tenants/tenants.repo.js';
 import { createSfuRoomsRepo } from './domain/sfu/sfu-rooms.repo.js';
 import { recordingFiles } from './domain/recordings/recording-files.js';
+import { createRecordingReadsRepo } from './domain/recordings/recording-reads.repo.js';
 import { createRecordingsRepo } from './domain/recordings/recordings.repo.js';
 import { createRecordingsService } from './domain/recordings/recordings.service.js';
 import { createTenantsService } from './domain/tenants/tenants.service.js';
@@ -107,7 +108,15 @@ export function createServices({ database, config, clock = systemClock, ids = cr
       disableAfterSeconds: config.webhooksDisableAfterSeconds,
     }),
     // Recording with consent (docs/design.md, "Recording with consent").
-    recordings: createRecordingsService({ repo: repos.recordings, files: recordingFilesOf, events, clock, ids }),
+    recordings: createRecordingsService({
+      repo: repos.recordings,
+      reads: createRecordingReadsRepo(db),
+      files: recordingFilesOf,
+      events,
+      clock,
+      ids,
+      retentionSeconds: config.recordingRetentionSeconds,
+    }),
     cleanup: createCleanupService({ rooms: repos.rooms, clock, retentionSeconds: config.cleanupAfterSeconds }),
   };
 }

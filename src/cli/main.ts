@@ -25,7 +25,7 @@ const USAGE = `Usage: parley <command>
   parley admin webhooks list --tenant TENANT_ID
   parley admin sfu list
 
-Features: permanent_rooms, additional_participants.
+Features: permanent_rooms, additional_participants, recording.
 start, migrate and cleanup read the server's settings (DATA_DIR, DATABASE_URL, ...).
 admin calls the admin API of a running server: PARLEY_URL (default
 http://localhost:3000) and PARLEY_ADMIN_TOKEN. Every command prints JSON.

@@ -191,6 +191,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recordings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a recording and its file (a recording still in progress is stopped in the call first: 409) */
+        delete: operations["deleteRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recordings/{id}/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who downloaded and deleted the recording, and when (oldest first; kept after the recording is deleted) */
+        get: operations["listRecordingAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recordings/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The recording file (WebM); a single byte Range is served as 206 */
+        get: operations["downloadRecording"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room_feedbacks": {
         parameters: {
             query?: never;
@@ -279,6 +330,23 @@ export interface paths {
         head?: never;
         /** Close a room (as POST, for clients that can only PATCH) */
         patch: operations["closeRoomWithPatch"];
+        trace?: never;
+    };
+    "/api/rooms/{token}/recordings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The room's recordings, oldest first, each with the consents it was made under */
+        get: operations["listRoomRecordings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/rooms/{token}/sessions": {
@@ -372,6 +440,66 @@ export interface components {
         };
         /**
          * @example {
+         *       "id": "6f1d0c2a-3b4e-4f5a-8b9c-0d1e2f3a4b5c",
+         *       "status": "ready",
+         *       "started_at": "2026-03-10T14:05:00.000Z",
+         *       "ended_at": "2026-03-10T14:25:00.000Z",
+         *       "duration_seconds": 1199.5,
+         *       "size_bytes": 183500800,
+         *       "content_type": "video/webm",
+         *       "started_by": "Dr. Weber",
+         *       "consents": [
+         *         {
+         *           "display_name": "Dr. Weber",
+         *           "role": "host",
+         *           "accepted_at": "2026-03-10T14:04:50.000Z"
+         *         },
+         *         {
+         *           "display_name": "Anna",
+         *           "role": "guest",
+         *           "accepted_at": "2026-03-10T14:04:58.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Recording: {
+            /** @description Everyone who accepted to be recorded, when (a newcomer accepts as it joins). */
+            consents: {
+                /** Format: date-time */
+                accepted_at: string;
+                display_name: string;
+                role: "host" | "guest";
+            }[];
+            content_type: string | null;
+            duration_seconds: number | null;
+            ended_at: string | null;
+            /** Format: uuid */
+            id: string;
+            size_bytes: number | null;
+            /** Format: date-time */
+            started_at: string;
+            /** @description The host's display name. */
+            started_by: string;
+            /** @description recording, then processing (the file is being made), then ready or failed. */
+            status: "recording" | "processing" | "ready" | "failed";
+        };
+        /**
+         * @example {
+         *       "action": "download",
+         *       "at": "2026-03-11T09:00:00.000Z",
+         *       "token_id": "0b7e6c1e-6a4f-4d8e-9a51-3f1c2d4e5a6b",
+         *       "token_label": "Booking system"
+         *     }
+         */
+        RecordingAuditEntry: {
+            action: "download" | "delete";
+            /** Format: date-time */
+            at: string;
+            token_id: string | null;
+            token_label: string | null;
+        };
+        /**
+         * @example {
          *       "name": "Consultation with Dr. Weber",
          *       "token": "Xy7rT2pQ9sVbN4mK8wZc1A",
          *       "status": "active",
@@ -393,6 +521,7 @@ export interface components {
          *       "meeting_duration": 30,
          *       "return_url": "https://booking.example/thanks",
          *       "permanent": false,
+         *       "enable_recording": false,
          *       "created_at": "2026-03-09T09:12:00.000Z",
          *       "updated_at": "2026-03-09T09:12:00.000Z"
          *     }
@@ -414,6 +543,7 @@ export interface components {
             enable_audio_indicator: boolean;
             enable_chat: boolean;
             enable_invites: boolean;
+            enable_recording: boolean;
             enable_screenshare: boolean;
             enable_waiting_room: boolean;
             /** Format: date-time */
@@ -483,7 +613,7 @@ export interface components {
             description: string | null;
             disabled_at: string | null;
             disabled_reason: string | null;
-            events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created")[] | null;
+            events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created" | "recording.started" | "recording.ready" | "recording.failed")[] | null;
             failing_since: string | null;
             /** Format: uuid */
             id: string;
@@ -2130,7 +2260,7 @@ export interface operations {
                             description: string | null;
                             disabled_at: string | null;
                             disabled_reason: string | null;
-                            events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created")[] | null;
+                            events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created" | "recording.started" | "recording.ready" | "recording.failed")[] | null;
                             failing_since: string | null;
                             /** Format: uuid */
                             id: string;
@@ -2305,6 +2435,473 @@ export interface operations {
             503: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A create with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Over RATE_LIMIT_PER_MINUTE for this token */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests for this API token (limit 600 per minute); retry after 1 s"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listRecordingAudit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        audit: components["schemas"]["RecordingAuditEntry"][];
+                    };
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Over RATE_LIMIT_PER_MINUTE for this token */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests for this API token (limit 600 per minute); retry after 1 s"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    downloadRecording: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One range of bytes, e.g. bytes=0-1048575. */
+                range?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/webm": string;
+                };
+            };
+            /** @description The range asked for (Content-Range) */
+            206: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "video/webm": string;
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
+            409: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A create with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            416: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Over RATE_LIMIT_PER_MINUTE for this token */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests for this API token (limit 600 per minute); retry after 1 s"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
@@ -2829,6 +3426,11 @@ export interface operations {
                     enable_chat?: boolean;
                     /** @default true */
                     enable_invites?: boolean;
+                    /**
+                     * @description Extension: the host may record the call, once everyone in it has accepted; needs the recording feature.
+                     * @default false
+                     */
+                    enable_recording?: boolean;
                     /** @default true */
                     enable_screenshare?: boolean;
                     /**
@@ -3233,6 +3835,11 @@ export interface operations {
                     enable_chat?: boolean;
                     /** @default true */
                     enable_invites?: boolean;
+                    /**
+                     * @description Extension: the host may record the call, once everyone in it has accepted; needs the recording feature.
+                     * @default false
+                     */
+                    enable_recording?: boolean;
                     /** @default true */
                     enable_screenshare?: boolean;
                     /**
@@ -4091,6 +4698,140 @@ export interface operations {
             };
         };
     };
+    listRoomRecordings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        recordings: components["schemas"]["Recording"][];
+                    };
+                };
+            };
+            /** @description Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding) */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attribute": "meeting_duration",
+                     *         "type": "greater_than_or_equal_to",
+                     *         "message": "must be greater than or equal to 1"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        attribute: string;
+                        message: string;
+                        type: string;
+                    }[];
+                };
+            };
+            /** @description No, bad or revoked token */
+            401: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing or invalid API token"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Not found, or out of the token’s scope */
+            404: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Room not found"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Over RATE_LIMIT_PER_MINUTE for this token */
+            429: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Too many requests for this API token (limit 600 per minute); retry after 1 s"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The database is unreachable; retry */
+            503: {
+                headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Service temporarily unavailable, try again shortly"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
     listRoomSessions: {
         parameters: {
             query?: never;
@@ -4399,7 +5140,7 @@ export interface operations {
                 "application/json": {
                     description?: string | null;
                     /** @description The event types to send; omitted: every type. */
-                    events?: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created")[];
+                    events?: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created" | "recording.started" | "recording.ready" | "recording.failed")[];
                     /**
                      * Format: uri
                      * @description Where the events are POSTed. Loopback, private and link-local targets are refused unless the operator allows them.
@@ -4428,7 +5169,7 @@ export interface operations {
                         description: string | null;
                         disabled_at: string | null;
                         disabled_reason: string | null;
-                        events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created")[] | null;
+                        events: ("room.started" | "room.ended" | "room.closed" | "room.deleted" | "participant.joined" | "participant.left" | "participant.waiting" | "feedback.created" | "recording.started" | "recording.ready" | "recording.failed")[] | null;
                         failing_since: string | null;
                         /** Format: uuid */
                         id: string;

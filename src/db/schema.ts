@@ -68,6 +68,8 @@ export interface RoomsTable {
   enable_audio_indicator: boolean;
   /** Guests wait until a host admits them (0005, docs/design.md, "Waiting room"). */
   enable_waiting_room: boolean;
+  /** The host may record the call, with everyone's consent (0017, docs/design.md, "Recording with consent"). */
+  enable_recording: boolean;
   /** The language of the participant pages (src/shared/i18n/languages.ts); null: the browser's (0005, docs/design.md, "Languages and layout"). */
   locale: string | null;
   scheduled_at: Date;

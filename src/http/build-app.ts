@@ -20,8 +20,9 @@ import { adminRoutes } from './routes/admin.routes.js';
 import { feedbackRoutes } from './routes/feedback.routes.js';
 import { healthRoutes, type ReadinessCheck } from './routes/health.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { recordingsRoutes } from './routes/recordings.routes.js';
 import { webhooksRoutes } from './routes/webhooks.routes.js';
-import { FeedbackSchema, ParticipantSessionSchema, RoomSchema, WebhookEndpointSchema } from './schemas.js';
+import { FeedbackSchema, ParticipantSessionSchema, RecordingAuditEntrySchema, RecordingSchema, RoomSchema, WebhookEndpointSchema } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 
 declare module 'fastify' {
@@ -72,6 +73,8 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
   app.addSchema(FeedbackSchema);
   app.addSchema(WebhookEndpointSchema);
   app.addSchema(ParticipantSessionSchema);
+  app.addSchema(RecordingSchema);
+  app.addSchema(RecordingAuditEntrySchema);
   app.setErrorHandler(errorHandler);
   // An empty body sent as application/json (some client libraries do that on
   // POST .../close) means "no body", not malformed JSON; a route that needs a
@@ -149,6 +152,7 @@ export async function buildApp({ services, logStream, readiness = [], plugins = 
     await api.register(roomsRoutes(services));
     await api.register(feedbackRoutes(services));
     await api.register(webhooksRoutes(services));
+    await api.register(recordingsRoutes(services));
   });
 
   if (config.adminToken) await app.register(adminRoutes(services, config.adminToken));

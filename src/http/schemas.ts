@@ -57,6 +57,9 @@ export const RoomInputSchema = Type.Object(
       Type.Integer({ minimum: 0, maximum: 20, description: 'Extra guest tokens; needs the additional_participants feature.' }),
     ),
     permanent: Type.Optional(Type.Boolean({ default: false, description: 'Exempt from automatic cleanup; needs the permanent_rooms feature.' })),
+    enable_recording: Type.Optional(
+      Type.Boolean({ default: false, description: 'Extension: the host may record the call, once everyone in it has accepted; needs the recording feature.' }),
+    ),
     doctor_id: Type.Optional(Nullable(Type.String({ format: 'uuid', description: 'Extension: the doctor the room belongs to.' }))),
   },
   {
@@ -92,6 +95,7 @@ export const RoomSchema = Type.Object(
     return_url: Type.String({ format: 'uri' }),
     host_return_url: Type.Optional(Type.String({ format: 'uri' })),
     permanent: Type.Boolean(),
+    enable_recording: Type.Boolean(),
     doctor_id: Type.Optional(Type.String()),
     additional_access_tokens: Type.Optional(Type.Array(Type.Object({ token: Type.String(), join_url: Type.String({ format: 'uri' }) }))),
     created_at: dateTime,
@@ -125,6 +129,7 @@ export const RoomSchema = Type.Object(
         meeting_duration: 30,
         return_url: 'https://booking.example/thanks',
         permanent: false,
+        enable_recording: false,
         created_at: '2026-03-09T09:12:00.000Z',
         updated_at: '2026-03-09T09:12:00.000Z',
       },
@@ -227,6 +232,56 @@ export const ParticipantSessionSchema = Type.Object(
     ],
   },
 );
+
+export const RecordingSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    status: Type.Union([Type.Literal('recording'), Type.Literal('processing'), Type.Literal('ready'), Type.Literal('failed')], {
+      description: 'recording, then processing (the file is being made), then ready or failed.',
+    }),
+    started_at: dateTime,
+    ended_at: Nullable(dateTime),
+    duration_seconds: Nullable(Type.Number({ minimum: 0, description: 'The file\'s duration, once ready.' })),
+    size_bytes: Nullable(Type.Integer({ minimum: 0, description: 'The file\'s size, once ready.' })),
+    content_type: Nullable(Type.String({ description: 'video/webm, once ready.' })),
+    started_by: Type.String({ description: "The host's display name." }),
+    consents: Type.Array(
+      Type.Object({ display_name: Type.String(), role: Type.Union([Type.Literal('host'), Type.Literal('guest')]), accepted_at: dateTime }),
+      { description: 'Everyone who accepted to be recorded, when (a newcomer accepts as it joins).' },
+    ),
+  },
+  {
+    $id: 'Recording',
+    examples: [
+      {
+        id: '6f1d0c2a-3b4e-4f5a-8b9c-0d1e2f3a4b5c',
+        status: 'ready',
+        started_at: '2026-03-10T14:05:00.000Z',
+        ended_at: '2026-03-10T14:25:00.000Z',
+        duration_seconds: 1199.5,
+        size_bytes: 183500800,
+        content_type: 'video/webm',
+        started_by: 'Dr. Weber',
+        consents: [
+          { display_name: 'Dr. Weber', role: 'host', accepted_at: '2026-03-10T14:04:50.000Z' },
+          { display_name: 'Anna', role: 'guest', accepted_at: '2026-03-10T14:04:58.000Z' },
+        ],
+      },
+    ],
+  },
+);
+
+export const RecordingAuditEntrySchema = Type.Object(
+  {
+    action: Type.Union([Type.Literal('download'), Type.Literal('delete')]),
+    at: dateTime,
+    token_id: Nullable(Type.String({ format: 'uuid', description: 'The API token that did it; null: Parley itself (retention).' })),
+    token_label: Nullable(Type.String({ description: "That token's label, when it has one." })),
+  },
+  { $id: 'RecordingAuditEntry', examples: [{ action: 'download', at: '2026-03-11T09:00:00.000Z', token_id: '0b7e6c1e-6a4f-4d8e-9a51-3f1c2d4e5a6b', token_label: 'Booking system' }] },
+);
+
+export const RecordingParamsSchema = Type.Object({ id: Type.String({ maxLength: 200 }) });
 
 export const FeedbackSummarySchema = Type.Object({
   total: Type.Integer(),

@@ -133,6 +133,7 @@ describe('cleanup.run', () => {
       scheduled_at: base,
       meeting_duration: 30,
       enable_waiting_room: false,
+      enable_recording: false,
       return_url: 'https://example.com/left',
       host_return_url: null,
       permanent: false,

@@ -1,4 +1,4 @@
-// Feature toggles (docs/design.md#rooms): permanent_rooms and additional_participants,
+// Feature toggles (docs/design.md#rooms): permanent_rooms, additional_participants and recording,
 // off by default, set per tenant and overridden per organization (null clears
 // the override). Off = 422 {error}; additional guests get {token, join_url}.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ const post = (token: string, overrides: Record<string, unknown>) =>
 describe.each([
   ['permanent_rooms', { permanent: true }, (room: Record<string, unknown>) => expect(room.permanent).toBe(true)],
   ['additional_participants', { additional_guest_count: 2 }, (room: Record<string, unknown>) => expect(room.expected_guest_count).toBe(3)],
+  ['recording', { enable_recording: true }, (room: Record<string, unknown>) => expect(room.enable_recording).toBe(true)],
 ] as const)('%s', (feature, body, check) => {
   let tenant: TestTenant;
   beforeAll(async () => {

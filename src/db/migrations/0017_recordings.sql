@@ -1,4 +1,9 @@
--- Recording with consent (docs/design.md, "Recording with consent"): one row
+-- Recording with consent (docs/design.md, "Recording with consent").
+
+-- The room setting (feature `recording`): the host may record this room's call, with everyone's consent.
+ALTER TABLE rooms ADD COLUMN enable_recording boolean NOT NULL DEFAULT false;
+
+-- One row
 -- per recording of a room, the consents it was made under, and who downloaded
 -- or deleted it.
 --

@@ -179,6 +179,16 @@ export function createRecordingsRepo(db: Db) {
       return id === undefined ? null : find(db, id);
     },
 
+    /** Processing attempt `attempt` is still at work: its lease moved on. */
+    async extendProcessing(id: string, attempt: number, leaseUntil: Date): Promise<void> {
+      await db.updateTable('recordings').set({ lease_until: leaseUntil }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
+    },
+
+    /** Processing attempt `attempt` stopped with its node (not failed): due again at once. */
+    async release(id: string, attempt: number): Promise<void> {
+      await db.updateTable('recordings').set({ lease_until: null }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
+    },
+
     /**
      * The outcome of processing attempt `attempt` (or of a recording that
      * had nothing), with its webhook event; written only while that attempt

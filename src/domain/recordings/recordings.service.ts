@@ -8,7 +8,10 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import type { RoomEventBus } from '../buses/room-event-bus.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
+import { createRecordingJobs, RECORDING_LEASE_SECONDS } from './recording-jobs.js';
 import type { RecordingFiles } from './recording-files.js';
+import type { RecordingReadsRepo } from './recording-reads.repo.js';
+import { createRecordingsApi } from './recordings-api.js';
 import type { RecordingsRepo } from './recordings.repo.js';
 
 export interface ConsentInput {
@@ -26,12 +29,21 @@ export interface ActiveRecording {
   consentedPeerIds: string[];
 }
 
-/** The recording node renews its lease every 10 s; a lease not renewed for this long means its node died. */
-export const RECORDING_LEASE_SECONDS = 30;
+export { RECORDING_LEASE_SECONDS };
 
 const consentRow = (c: ConsentInput) => ({ peer_id: c.peerId, display_name: c.displayName, role: c.role, accepted_at: c.acceptedAt });
 
-export function createRecordingsService({ repo, files, events, clock, ids }: { repo: RecordingsRepo; files: RecordingFiles; events: RoomEventBus; clock: Clock; ids: Ids }) {
+interface Deps {
+  repo: RecordingsRepo;
+  reads: RecordingReadsRepo;
+  files: RecordingFiles;
+  events: RoomEventBus;
+  clock: Clock;
+  ids: Ids;
+  retentionSeconds: number;
+}
+
+export function createRecordingsService({ repo, reads, files, events, clock, ids, retentionSeconds }: Deps) {
   const leaseFrom = (now: Date) => new Date(now.getTime() + RECORDING_LEASE_SECONDS * 1000);
   const changed = (roomId: number) => events.publish({ type: 'recording-changed', roomId });
 
@@ -43,6 +55,10 @@ export function createRecordingsService({ repo, files, events, clock, ids }: { r
   }
 
   return {
+    // The API's (docs/api.md, "Recordings") and the jobs' (src/jobs.ts) halves.
+    ...createRecordingsApi({ reads, repo, files, clock }),
+    ...createRecordingJobs({ repo, files, events, clock, retentionSeconds }),
+
     /**
      * A recording in `recording`, its raw directory made, recording.started
      * sent. ConflictError when the room has one already (one at a time).

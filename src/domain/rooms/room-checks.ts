@@ -12,6 +12,7 @@ import type { RoomsRepo } from './rooms.repo.js';
 /** What of a create or a PUT the checks read besides the settings. */
 export interface CheckedInput {
   permanent?: boolean;
+  enable_recording?: boolean;
   additional_guest_count?: number;
   doctor_id?: string | null;
 }
@@ -26,7 +27,7 @@ export function scopeOf(principal: Principal): RoomScope {
  * then the room is read before anything else, since 404 and 412 come first.
  */
 export function needsChecks(input: CheckedInput): boolean {
-  return (input.doctor_id !== undefined && input.doctor_id !== null) || input.permanent === true || input.additional_guest_count !== undefined;
+  return (input.doctor_id !== undefined && input.doctor_id !== null) || input.permanent === true || input.enable_recording === true || input.additional_guest_count !== undefined;
 }
 
 export function roomChecks({ rooms, tenants, ids }: { rooms: RoomsRepo; tenants: TenantsRepo; ids: Ids }) {
@@ -45,6 +46,9 @@ export function roomChecks({ rooms, tenants, ids }: { rooms: RoomsRepo; tenants:
   async function checkFeatures(principal: Principal, input: CheckedInput) {
     if (input.permanent === true && !(await feature(principal, 'permanent_rooms'))) {
       throw new FeatureDisabledError('Permanent rooms are not enabled (feature permanent_rooms)');
+    }
+    if (input.enable_recording === true && !(await feature(principal, 'recording'))) {
+      throw new FeatureDisabledError('Recording is not enabled (feature recording)');
     }
     if ((input.additional_guest_count ?? 0) > 0 && !principal.additionalParticipants) {
       throw new FeatureDisabledError('Additional participants are not enabled (feature additional_participants)');

@@ -52,6 +52,7 @@ export const ROOM_SETTINGS = {
   enable_waiting_room: flag(false),
   locale: optionalText(),
   permanent: flag(false),
+  enable_recording: flag(false),
 } satisfies { [Column in keyof RoomsTable]?: RoomSetting<never, RoomsTable[Column]> };
 
 export type RoomSettingName = keyof typeof ROOM_SETTINGS;

@@ -26,6 +26,33 @@ export interface ConcurrencyGate {
   waiting(): number;
 }
 
+/** Where a request's slot is kept, so that a long answer can give it back before it ends. */
+const SLOT = Symbol('concurrency-gate slot');
+type WithSlot = { [SLOT]?: () => void };
+
+/**
+ * The request's work is done but its answer takes long (a recording's file
+ * streamed from disk): its slot goes back now rather than when the answer ends.
+ */
+export function leaveConcurrencyGate(reply: FastifyReply): void {
+  const raw = reply.raw as unknown as WithSlot;
+  const leave = raw[SLOT];
+  delete raw[SLOT];
+  leave?.();
+}
+
+/** Frees the slot once: when the answer ends, or earlier through leaveConcurrencyGate. */
+function holdSlot(reply: FastifyReply, release: () => void): void {
+  let held = true;
+  const once = () => {
+    if (!held) return;
+    held = false;
+    release();
+  };
+  (reply.raw as unknown as WithSlot)[SLOT] = once;
+  reply.raw.once('close', once);
+}
+
 export function concurrencyGate(initialLimit: number, maxWaitMs = 5000): ConcurrencyGate {
   let limit = initialLimit;
   let active = 0;
@@ -49,13 +76,13 @@ export function concurrencyGate(initialLimit: number, maxWaitMs = 5000): Concurr
       // away. One that leaves while still waiting gives up its place, not a slot.
       if (active < limit && waiting.size === 0) {
         active++;
-        reply.raw.once('close', release);
+        holdSlot(reply, release);
         return done();
       }
       const start = () => {
         clearTimeout(timer);
         reply.raw.off('close', leave);
-        reply.raw.once('close', release);
+        holdSlot(reply, release);
         done();
       };
       const leave = () => {

@@ -118,6 +118,8 @@ export const roomsRoutes =
       async (request, reply) => {
         const token = roomToken(request.params.token);
         await services.rooms.delete(request.principal, token, ifMatchVersions(request));
+        // Its recordings went with it; their files go now (docs/design.md, "Recording with consent"), else at the recordings job's next run.
+        await services.recordings.sweepDeleted();
         return reply.status(204).send(null);
       },
     );
