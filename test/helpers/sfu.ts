@@ -32,3 +32,38 @@ export const videoLayers = (page: AnyPage) =>
     }
     return rids.sort();
   });
+
+/** Frames each remote picture of the page has decoded so far, in the page's order. */
+const tileFrames = (page: AnyPage) =>
+  (page as unknown as Evaluating).evaluate(() =>
+    [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')].filter((v) => v.videoWidth > 0).map((v) => v.getVideoPlaybackQuality().totalVideoFrames),
+  );
+
+/** Each page's remote pictures, looked at twice `gapMs` apart: which of them decoded frames in between. */
+async function growing(pages: AnyPage[], gapMs: number): Promise<boolean[][]> {
+  const before = await Promise.all(pages.map(tileFrames));
+  await sleep(gapMs);
+  const after = await Promise.all(pages.map(tileFrames));
+  return after.map((counts, i) => counts.map((n, j) => n > (before[i]![j] ?? Infinity)));
+}
+
+/**
+ * After a fault at `sinceMs` (Janus killed or frozen, an address changed):
+ * waits until every page has a picture that stopped (the fault bit, so what
+ * follows is a recovery and not frames still in the jitter buffer), then
+ * until every page shows `n` pictures all decoding new frames, and returns
+ * the ms from `sinceMs` to then.
+ */
+export async function mediaBackAfter(pages: AnyPage[], n: number, sinceMs: number, timeoutMs = 60_000): Promise<number> {
+  const deadline = sinceMs + timeoutMs;
+  const stalled = new Set<number>();
+  while (stalled.size < pages.length) {
+    if (Date.now() > deadline) throw new Error(`the fault never stopped a picture on ${pages.length - stalled.size} pages within ${timeoutMs} ms`);
+    (await growing(pages, 300)).forEach((tiles, i) => (tiles.length < n || tiles.some((grew) => !grew)) && stalled.add(i));
+  }
+  for (;;) {
+    const tiles = await growing(pages, 150);
+    if (tiles.every((page) => page.length === n && page.every(Boolean))) return Date.now() - sinceMs;
+    if (Date.now() > deadline) throw new Error(`media not back on every page within ${timeoutMs} ms: ${JSON.stringify(tiles)}`);
+  }
+}
