@@ -1,0 +1,242 @@
+// Faults of group calls through Janus (docs/design.md, "Group calls through an
+// SFU", Faults), measured over many runs in headless Chromium:
+//   - kill, freeze: a call of three through a Janus supervised as a local one
+//     (test/helpers/janus.ts), which is killed with -9 or frozen with SIGSTOP
+//     (its supervision kills it after 2 s without an answer); the ms from the
+//     fault until every page decodes every other picture again
+//     (test/helpers/sfu.ts mediaBackAfter), and when the new Janus answered.
+//   - change: a call of three, the guest's Chromium in a network namespace of
+//     its own (test/helpers/netns.ts) whose address changes; the ms until
+//     every page decodes every picture again. Needs root, iproute2, nftables.
+//   - capacity: people join a call through Janus one by one; with each, the
+//     median over the pages of the frames a second each remote picture
+//     decodes (getStats), and the CPU of Parley's process and Janus's
+//     (/proc) per person, until that median falls under 15 fps.
+// Parley runs from dist/ (npm run build first) on PGlite, except for the
+// change, which runs it in process on the namespace's address.
+//   npm run bench:sfu-recovery -- [--runs=10] [--only=kill,freeze,change,capacity] [--max-people=12] [--window=5000]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, keepPeerConnections } from '../test/helpers/browser.js';
+import { startTestJanus } from '../test/helpers/janus.js';
+import { joinCall, startNetworkWorld } from '../test/helpers/netns-world.js';
+import { cleanupStale, createGuestNetwork, networkUnavailable } from '../test/helpers/netns.js';
+import { everyoneSees, mediaBackAfter } from '../test/helpers/sfu.js';
+import type { LocalJanus } from '../src/local-janus.js';
+import { startParley, type ServerProcess } from './support/processes.js';
+import { fixed, flags, markdownTable, median } from './support/stats.js';
+
+const options = flags();
+const runs = Number(options.get('runs') ?? 10);
+const only = (options.get('only') ?? 'kill,freeze,change,capacity').split(',');
+const maxPeople = Number(options.get('max-people') ?? 12);
+const windowMs = Number(options.get('window') ?? 5000);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU seconds used so far by a process (utime + stime from /proc, USER_HZ 100), 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+const summary = (values: number[]) => (values.length ? { median: median(values), min: Math.min(...values), max: Math.max(...values) } : null);
+
+async function roomOf(server: ServerProcess & { instanceToken: string }): Promise<Record<string, string>> {
+  const response = await fetch(`${server.url}/api/rooms`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', meeting_duration: 60, scheduled_at: new Date().toISOString() }),
+  });
+  return (await response.json()) as Record<string, string>;
+}
+
+async function person(browser: Browser, contexts: BrowserContext[], url: string, name: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 800, height: 600 } });
+  await context.addInitScript(keepPeerConnections);
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.getByTestId('name-input').fill(name);
+  await page.getByTestId('join-button').click();
+  await page.getByTestId('leave-button').waitFor({ timeout: 60_000 });
+  return page;
+}
+
+/** Janus killed or frozen `runs` times in one call of three: media back, and the new Janus answering, in ms from the fault. */
+async function janusFaults(browser: Browser, janus: LocalJanus, server: ServerProcess & { instanceToken: string }, fault: 'kill' | 'freeze') {
+  const room = await roomOf(server);
+  const contexts: BrowserContext[] = [];
+  const back: number[] = [];
+  const up: number[] = [];
+  try {
+    const pages = [await person(browser, contexts, room.host_join_url!, 'Host')];
+    for (const name of ['Pat', 'Relative']) pages.push(await person(browser, contexts, room.guest_join_url!, name));
+    await everyoneSees(pages, 2, 90_000);
+    for (let run = 0; run < runs; run++) {
+      await sleep(2000);
+      const pid = janus.pid!;
+      const at = Date.now();
+      process.kill(pid, fault === 'kill' ? 'SIGKILL' : 'SIGSTOP');
+      const upAt = (async () => {
+        while (janus.pid === pid) await sleep(20);
+        await janus.whenUp();
+        return Date.now() - at;
+      })();
+      try {
+        back.push(await mediaBackAfter(pages, 2, at, 60_000));
+        up.push(await upAt);
+        console.error(`${fault} ${run + 1}: media back ${back.at(-1)} ms, Janus answering again ${up.at(-1)} ms`);
+      } catch (error) {
+        console.error(`${fault} ${run + 1}: ${(error as Error).message}`);
+        await upAt;
+        await everyoneSees(pages, 2, 60_000);
+      }
+    }
+  } finally {
+    await Promise.all(contexts.map((context) => context.close()));
+  }
+  return { back, up };
+}
+
+/** The guest's address changed `runs` times in a call of three through Janus (two beside the server, the guest in its namespace). */
+async function addressChanges(): Promise<number[]> {
+  const reason = networkUnavailable();
+  if (reason) {
+    console.error(`change: skipped (${reason})`);
+    return [];
+  }
+  cleanupStale();
+  const network = createGuestNetwork();
+  // Janus gathers on the address both namespaces reach: the root side of the guest's link.
+  const janus = await startTestJanus({ interfaces: [network.hostAddress] });
+  const world = await startNetworkWorld(network, { SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  const times: number[] = [];
+  try {
+    const room = await world.createRoom();
+    const host = await world.hostPage();
+    const relative = await world.hostPage();
+    const guest = await world.guestPage();
+    await joinCall(host, room.host_join_url, 'Host');
+    await joinCall(relative, room.guest_join_url, 'Relative');
+    await joinCall(guest, room.guest_join_url, 'Guest');
+    const pages = [host, relative, guest];
+    await everyoneSees(pages, 2, 90_000);
+    for (let run = 0; run < runs; run++) {
+      await sleep(2000);
+      const at = Date.now();
+      network.changeAddress();
+      try {
+        times.push(await mediaBackAfter(pages, 2, at, 60_000));
+        console.error(`change ${run + 1}: media back ${times.at(-1)} ms`);
+      } catch (error) {
+        console.error(`change ${run + 1}: ${(error as Error).message}`);
+        await everyoneSees(pages, 2, 60_000);
+      }
+    }
+  } finally {
+    await world.close();
+    await janus.stop();
+    network.destroy();
+  }
+  return times;
+}
+
+/** Remote video frames decoded a second per picture on a page, over `ms` (from getStats: every inbound video stream). */
+async function fpsPerPicture(pages: Page[], ms: number): Promise<number[]> {
+  const frames = (page: Page) =>
+    page.evaluate(async () => {
+      const counts: Record<string, number> = {};
+      for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+        if (pc.connectionState !== 'connected') continue;
+        (await pc.getStats()).forEach((s) => {
+          if (s.type === 'inbound-rtp' && s.kind === 'video') counts[`${pc.localDescription?.sdp.length}-${s.id}`] = s.framesDecoded ?? 0;
+        });
+      }
+      return counts;
+    });
+  const before = await Promise.all(pages.map(frames));
+  await sleep(ms);
+  const after = await Promise.all(pages.map(frames));
+  return after.map((counts, i) => {
+    const rates = Object.entries(counts).map(([id, n]) => ((n - (before[i]![id] ?? n)) * 1000) / ms);
+    return rates.length ? median(rates) : 0;
+  });
+}
+
+/** People join one by one until the median page's pictures come under 15 fps (or max-people). */
+async function capacity(browser: Browser, janus: LocalJanus, server: ServerProcess & { instanceToken: string }) {
+  const room = await roomOf(server);
+  const contexts: BrowserContext[] = [];
+  const rows: (string | number)[][] = [];
+  try {
+    const pages: Page[] = [await person(browser, contexts, room.host_join_url!, 'P1')];
+    for (let size = 2; size <= maxPeople; size++) {
+      pages.push(await person(browser, contexts, room.guest_join_url!, `P${size}`));
+      if (size < 3) continue;
+      try {
+        await everyoneSees(pages, size - 1, 120_000);
+      } catch (error) {
+        rows.push([size, 'not everyone decoded everyone', '', '', '', '']);
+        console.error(`capacity ${size}: ${(error as Error).message}`);
+        break;
+      }
+      await sleep(4000);
+      const cpu = { parley: cpuSeconds(server.pid), janus: cpuSeconds(janus.pid!) };
+      const fps = await fpsPerPicture(pages, windowMs);
+      const used = { parley: (cpuSeconds(server.pid) - cpu.parley) / (windowMs / 1000), janus: (cpuSeconds(janus.pid!) - cpu.janus) / (windowMs / 1000) };
+      const load = os.loadavg()[0]!;
+      rows.push([size, fixed(median(fps)), fixed(Math.min(...fps)), fixed((used.parley * 100) / size), fixed((used.janus * 100) / size), fixed(load)]);
+      console.error(`capacity ${size}: median fps ${fixed(median(fps))} (pages ${fps.map((f) => fixed(f)).join(', ')}), Parley ${fixed(used.parley * 100)} %, Janus ${fixed(used.janus * 100)} % of a core, load ${fixed(load)}`);
+      if (median(fps) < 15) break;
+    }
+  } finally {
+    await Promise.all(contexts.map((context) => context.close()));
+  }
+  return rows;
+}
+
+async function main() {
+  const out: string[] = [];
+  const row = (name: string, values: number[], extra = '') => {
+    const s = summary(values);
+    return [name, values.length, s ? s.median : '-', s ? `${s.min}–${s.max}` : '-', extra];
+  };
+  const rows: (string | number)[][] = [];
+  if (only.some((what) => what !== 'change')) {
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+    const janus = await startTestJanus();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-recovery-'));
+    const server = await startParley({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+    try {
+      for (const fault of ['kill', 'freeze'] as const) {
+        if (!only.includes(fault)) continue;
+        const { back, up } = await janusFaults(browser, janus, server, fault);
+        rows.push(row(`Janus ${fault === 'kill' ? 'killed with -9' : 'frozen with SIGSTOP'}`, back, `new Janus answering: median ${summary(up)?.median ?? '-'} ms`));
+      }
+      if (only.includes('capacity')) {
+        out.push(
+          markdownTable(['people', 'received fps per picture (median page)', 'lowest page', 'Parley CPU % of a core per person', 'Janus CPU % of a core per person', 'load average'], await capacity(browser, janus, server)),
+        );
+      }
+    } finally {
+      await server.stop();
+      await browser.close();
+      await janus.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  if (only.includes('change')) rows.push(row('the guest\u2019s address changed', await addressChanges()));
+  console.log(markdownTable(['fault (call of three through Janus)', 'runs', 'media back on every page: median (ms)', 'min–max (ms)', ''], rows));
+  for (const table of out) console.log(`\n${table}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
