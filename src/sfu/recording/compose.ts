@@ -44,8 +44,13 @@ interface Converted {
 
 /** A conversion's time limit: a minute, and a second more per MB of packets (a file converts at well over 10 MB/s here). */
 const conversionTimeout = (bytes: number) => 60_000 + (bytes / 1_000_000) * 1000;
-/** The composition's: a minute, and three times the recording (it runs about 4 times faster than real time here: bench/README.md). */
-const compositionTimeout = (seconds: number) => 60_000 + seconds * 3000;
+/**
+ * The composition's: stopped when its progress report (every 5 s) has not come for two minutes, and in any
+ * case after a minute and ten times the recording (a 2-core machine at a load of 40 ran it at 0.12x real time:
+ * bench/README.md).
+ */
+const compositionTimeout = (seconds: number) => 60_000 + seconds * 10_000;
+const COMPOSITION_IDLE_MS = 120_000;
 const PROBE: Pick<RunOptions, 'timeoutMs'> = { timeoutMs: 30_000 };
 
 async function convert(medium: RecordedMedium, workDir: string, index: number, signal?: AbortSignal): Promise<Converted | string> {
@@ -96,9 +101,9 @@ function compositionArgs(converted: Converted[], output: string, picture: { widt
   });
   const filter = compositionFilter({ ...picture, durationSeconds, tiles: Math.max(1, tiles.length), videos, audios });
   const args = [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
+    ...['-hide_banner', '-nostdin', '-y', '-loglevel', 'error'],
+    // Progress on stdout every 5 s: a composition that stops making it is a stall (runTool's idleMs).
+    ...['-nostats', '-progress', 'pipe:1', '-stats_period', '5'],
     // A simulcast publication changes size with its layer: the scale in the graph takes each frame as it comes
     // instead of the graph being built again (which would start the black picture over).
     ...converted.flatMap((c) => ['-reinit_filter', '0', '-i', c.file]),
@@ -139,7 +144,7 @@ export async function composeRecording(options: ComposeOptions): Promise<Compose
     const { converted, failed } = await convertAll(listed.media, workDir, signal);
     if (!converted.length) throw nothing(rawDir, listed.media.length, [...failed, ...skipped]);
     const { args, durationSeconds } = compositionArgs(converted, partial, picture);
-    await runTool('ffmpeg', args, { timeoutMs: compositionTimeout(durationSeconds), signal });
+    await runTool('ffmpeg', args, { timeoutMs: compositionTimeout(durationSeconds), idleMs: COMPOSITION_IDLE_MS, signal });
     await fs.rename(partial, outFile);
     const [{ size }, duration] = await Promise.all([fs.stat(outFile), mediaDuration(outFile, { ...PROBE, signal })]);
     return { durationSeconds: duration || durationSeconds, sizeBytes: size };

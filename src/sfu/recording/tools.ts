@@ -14,11 +14,19 @@ export class RecordingToolError extends Error {
 }
 
 /** The last lines of what a program wrote: where it says why it failed. */
-const tail = (text: string, lines = 12) => text.trim().split('\n').slice(-lines).join('\n');
+const tail = (text: string, lines = 12) =>
+  text
+    .trim()
+    .split(/[\r\n]+/)
+    .slice(-lines)
+    .join('\n');
 const KEPT_BYTES = 64 * 1024;
 
 export interface RunOptions {
+  /** The most it may take: a ceiling only a hang reaches. */
   timeoutMs: number;
+  /** Killed sooner when it writes nothing for this long (a program that reports its progress: a stall). */
+  idleMs?: number;
   signal?: AbortSignal;
 }
 
@@ -30,22 +38,37 @@ export function runTool(command: string, args: string[], options: RunOptions): P
     let stdout = '';
     let stderr = '';
     let stopped: string | null = null;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout = (stdout + chunk).slice(-KEPT_BYTES)));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-KEPT_BYTES)));
+    let idle: NodeJS.Timeout | undefined;
     const stop = (why: string) => {
       stopped ??= why;
       child.kill('SIGKILL');
     };
+    const heard = () => {
+      if (!options.idleMs) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => stop(`wrote nothing for ${Math.round(options.idleMs! / 1000)} s`), options.idleMs);
+    };
+    heard();
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout = (stdout + chunk).slice(-KEPT_BYTES);
+      heard();
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-KEPT_BYTES);
+      heard();
+    });
     const timer = setTimeout(() => stop(`took longer than ${Math.round(options.timeoutMs / 1000)} s`), options.timeoutMs);
     const onAbort = () => stop('aborted');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.on('error', (error) => {
       clearTimeout(timer);
+      clearTimeout(idle);
       options.signal?.removeEventListener('abort', onAbort);
       reject(new RecordingToolError(`${command} could not be run (${error.message}): apt-get install janus-tools ffmpeg`, ''));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(idle);
       options.signal?.removeEventListener('abort', onAbort);
       if (stopped) reject(new RecordingToolError(`${command} ${stopped}`, tail(stderr)));
       else if (code === 0) resolve(stdout);
