@@ -148,19 +148,6 @@ export function createRecordingsRepo(db: Db) {
       return row ? Number(row.room_id) : null;
     },
 
-    /** Recordings whose recording node's lease lapsed before `now`: their node died. */
-    async lapsed(now: Date, limit: number): Promise<{ id: string; room_id: number; started_at: Date; lease_until: Date | null }[]> {
-      const rows = await db
-        .selectFrom('recordings')
-        .select(['id', 'room_id', 'started_at', 'lease_until'])
-        .where('status', '=', 'recording')
-        .where('lease_until', '<', now)
-        .orderBy('lease_until')
-        .limit(limit)
-        .execute();
-      return rows.map((row) => ({ ...row, room_id: Number(row.room_id) }));
-    },
-
     /**
      * One `processing` recording whose lease is free (never taken, or its
      * node died composing it), leased until `leaseUntil`, its attempts counted.
@@ -177,16 +164,6 @@ export function createRecordingsRepo(db: Db) {
         returning id`.execute(db);
       const id = rows[0]?.id;
       return id === undefined ? null : find(db, id);
-    },
-
-    /** Processing attempt `attempt` is still at work: its lease moved on. */
-    async extendProcessing(id: string, attempt: number, leaseUntil: Date): Promise<void> {
-      await db.updateTable('recordings').set({ lease_until: leaseUntil }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
-    },
-
-    /** Processing attempt `attempt` stopped with its node (not failed): due again at once. */
-    async release(id: string, attempt: number): Promise<void> {
-      await db.updateTable('recordings').set({ lease_until: null }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
     },
 
     /**
@@ -213,6 +190,36 @@ export function createRecordingsRepo(db: Db) {
         await enqueueEvent(tx, row.tenant_id, { type: outcome.status === 'ready' ? 'recording.ready' : 'recording.failed', data: eventData(row) });
         return true;
       });
+    },
+
+    ...storageStatements(db),
+  };
+}
+
+/** The jobs' reads of leases, deletions, and the marks of the files still to remove (migration 0017's trigger writes them). */
+function storageStatements(db: Db) {
+  return {
+    /** Recordings whose recording node's lease lapsed before `now`: their node died. */
+    async lapsed(now: Date, limit: number): Promise<{ id: string; room_id: number; started_at: Date; lease_until: Date | null }[]> {
+      const rows = await db
+        .selectFrom('recordings')
+        .select(['id', 'room_id', 'started_at', 'lease_until'])
+        .where('status', '=', 'recording')
+        .where('lease_until', '<', now)
+        .orderBy('lease_until')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({ ...row, room_id: Number(row.room_id) }));
+    },
+
+    /** Processing attempt `attempt` is still at work: its lease moved on. */
+    async extendProcessing(id: string, attempt: number, leaseUntil: Date): Promise<void> {
+      await db.updateTable('recordings').set({ lease_until: leaseUntil }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
+    },
+
+    /** Processing attempt `attempt` stopped with its node (not failed): due again at once. */
+    async release(id: string, attempt: number): Promise<void> {
+      await db.updateTable('recordings').set({ lease_until: null }).where('id', '=', id).where('status', '=', 'processing').where('attempts', '=', attempt).execute();
     },
 
     /** Finished recordings that started before `before` (retention). */
@@ -247,12 +254,6 @@ export function createRecordingsRepo(db: Db) {
         }
         return rows.map((row) => row.id);
       });
-    },
-
-    /** The recordings of a room, to remove their files with it. */
-    async idsOfRoom(roomId: number): Promise<string[]> {
-      const rows = await db.selectFrom('recordings').select('id').where('room_id', '=', roomId).execute();
-      return rows.map((row) => row.id);
     },
 
     /** Directories still to remove, oldest first. */

@@ -118,8 +118,7 @@ export const roomsRoutes =
       async (request, reply) => {
         const token = roomToken(request.params.token);
         await services.rooms.delete(request.principal, token, ifMatchVersions(request));
-        // Its recordings went with it; their files go now (docs/design.md, "Recording with consent"), else at the recordings job's next run.
-        await services.recordings.sweepDeleted();
+        await services.recordings.sweepDeleted(); // its recordings' files (docs/design.md, "Recording with consent")
         return reply.status(204).send(null);
       },
     );
