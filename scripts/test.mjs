@@ -9,10 +9,11 @@
 // TEST_ONLY=pglite,postgres,browser,cluster runs just those steps. Extra CLI
 // arguments go to every vitest run (`npm test -- test/rooms -t "creates"`).
 // TEST_DATABASE_URL set in the environment: used instead of starting a cluster.
+// TEST_REPORT_DIR=DIR keeps each set's vitest JSON report (DIR/<set>.json).
 // The last line printed is always `N passed, N failed`; the exit code is 0 only
 // if every step passed.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,10 +38,15 @@ if (process.env.TEST_ONLY) {
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-test-'));
+// TEST_REPORT_DIR=DIR: each set's vitest JSON report is kept there as <set>.json (per-file and per-test times).
+const reportDir = process.env.TEST_REPORT_DIR ? path.resolve(process.env.TEST_REPORT_DIR) : tmp;
+mkdirSync(reportDir, { recursive: true });
 /** @type {{name: string, ok: boolean, passed: number, failed: number, skipped: number, text: string, failures: string[]}[]} */
 const results = [];
 let child = null;
 let pg = null;
+/** The cluster starting beside the build: resolves to { started, ms } or { error }. */
+let pgStarting = null;
 let interrupted = false;
 
 const banner = (msg) => console.log(`\n\x1b[1m▶ ${msg}\x1b[0m`);
@@ -112,7 +118,7 @@ const vitestBin = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
  */
 async function vitest(name, { config, env }) {
   banner(`${name}: vitest${config ? ` --config ${config}` : ''}${extraArgs.length ? ` ${extraArgs.join(' ')}` : ''}`);
-  const jsonFile = path.join(tmp, `${name}.json`);
+  const jsonFile = path.join(reportDir, `${name}.json`);
   const args = [
     vitestBin,
     'run',
@@ -206,6 +212,17 @@ function record(name, ok, passed, failed, skipped, text, failures = [], slowest 
 }
 
 async function main() {
+  // The PostgreSQL cluster the postgres and cluster sets need starts now, beside the build and the
+  // pglite set (it is mostly waiting on the disk), and is ready by the time the postgres set begins.
+  const needPg = only.includes('postgres') || (only.includes('cluster') && hasTestFiles('test/cluster'));
+  if (needPg && !process.env.TEST_DATABASE_URL) {
+    const t0 = Date.now();
+    pgStarting = startPostgres({ log: (m) => console.log(m) }).then(
+      (started) => ({ started, ms: Date.now() - t0 }),
+      (error) => ({ error }),
+    );
+  }
+
   // a. build
   if (skipBuild) {
     record('build', true, 0, 0, 0, 'skipped (SKIP_BUILD=1)');
@@ -224,19 +241,20 @@ async function main() {
 
   // c. api set on PostgreSQL (and the cluster set below needs it too)
   let dbUrl = null;
-  const needPg = only.includes('postgres') || (only.includes('cluster') && hasTestFiles('test/cluster'));
   if (needPg) {
     if (process.env.TEST_DATABASE_URL) {
       dbUrl = process.env.TEST_DATABASE_URL;
       record('pg-start', true, 0, 0, 0, `using TEST_DATABASE_URL from the environment`);
     } else {
-      banner('postgres: starting a throwaway cluster');
+      banner('postgres: the throwaway cluster started beside the build');
       const t0 = Date.now();
-      try {
-        pg = await startPostgres({ log: (m) => console.log(m) });
+      const outcome = await pgStarting;
+      if (outcome.started) {
+        pg = outcome.started;
         dbUrl = pg.url;
-        record('pg-start', true, 0, 0, 0, `PostgreSQL started in ${secs(Date.now() - t0)} (${pg.binDir})`);
-      } catch (err) {
+        record('pg-start', true, 0, 0, 0, `PostgreSQL started in ${secs(outcome.ms)}, ${secs(Date.now() - t0)} waited for here (${pg.binDir})`);
+      } else {
+        const err = outcome.error;
         const missing = !findPostgresBinDir();
         const how = missing
           ? 'PostgreSQL server binaries are missing: install them with `sudo apt-get install postgresql` ' +
@@ -286,6 +304,8 @@ try {
   crashed = err;
   console.error(err);
 } finally {
+  // Started beside the build but never used (a crash before the postgres set): stopped all the same.
+  if (!pg && pgStarting) pg = (await pgStarting).started ?? null;
   if (pg) {
     await pg.stop().catch((err) => console.error(`stopping PostgreSQL: ${err.message}`));
   }
