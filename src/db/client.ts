@@ -188,15 +188,18 @@ export function openRemotePGlite(remote: RemotePGlite): DatabaseHandle {
   return { ...overChannel(remote), description: 'PGlite (through the main process)', close: () => remote.close() };
 }
 
-/** dataDir null = in memory (tests). PGlite runs in a worker thread (pglite-thread.ts): off the event loop that serves HTTP and signaling. */
-export async function openPGlite(dataDir: string | null): Promise<DatabaseHandle> {
+/**
+ * dataDir null = in memory (tests). PGlite runs in a worker thread (pglite-thread.ts): off the event loop that serves HTTP and signaling.
+ * options.loadDataDir: start from this dumped data directory (a tarball of PGlite's dumpDataDir) instead of a new one (the tests' migrated copy).
+ */
+export async function openPGlite(dataDir: string | null, options: { loadDataDir?: string } = {}): Promise<DatabaseHandle> {
   let unlock = () => {};
   if (dataDir !== null) {
     fs.mkdirSync(dataDir, { recursive: true });
     unlock = lockDataDir(dataDir);
   }
   try {
-    const thread = await PGliteThread.open(dataDir === null ? null : path.join(dataDir, 'pglite'));
+    const thread = await PGliteThread.open(dataDir === null ? null : path.join(dataDir, 'pglite'), options);
     return {
       ...overChannel(thread),
       thread,

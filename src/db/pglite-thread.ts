@@ -17,6 +17,8 @@ const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Arra
 export interface WorkerData {
   /** PGlite's directory, or null for an in-memory database. */
   dataDir: string | null;
+  /** A tarball of a data directory (PGlite's dumpDataDir) to start from instead of a new one: the tests' migrated database. */
+  loadDataDir?: string;
   pgliteWasmModule: WasmModule;
   initdbWasmModule: WasmModule;
 }
@@ -173,8 +175,8 @@ export class PGliteThread extends PGliteChannel {
   }
 
   /** Starts the worker and waits until its PGlite is open (or throws its error). */
-  static async open(dataDir: string | null): Promise<PGliteThread> {
-    const worker = startWorker({ dataDir, ...(await compiledWasm()) });
+  static async open(dataDir: string | null, options: { loadDataDir?: string } = {}): Promise<PGliteThread> {
+    const worker = startWorker({ dataDir, ...options, ...(await compiledWasm()) });
     const thread = new PGliteThread(worker);
     try {
       await thread.opened();

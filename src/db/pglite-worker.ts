@@ -9,6 +9,7 @@
 // the exclusivity the in-process driver's queue gave, kept where the
 // statements actually run, so that statements outside a transaction can be
 // sent without waiting for the previous answer (no idle round trips).
+import { readFile } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -35,7 +36,7 @@ if (process.platform === 'linux') {
     // Refused (lowering needs no privilege, so not expected): the thread keeps the process's.
   }
 }
-const { dataDir, pgliteWasmModule, initdbWasmModule } = workerData as WorkerData;
+const { dataDir, loadDataDir, pgliteWasmModule, initdbWasmModule } = workerData as WorkerData;
 
 let pglite: PGlite;
 let statements: ReturnType<typeof createStatements>;
@@ -100,6 +101,7 @@ try {
   pglite = await PGlite.create(dataDir === null ? 'memory://' : dataDir, {
     pgliteWasmModule,
     initdbWasmModule,
+    ...(loadDataDir ? { loadDataDir: new Blob([await readFile(loadDataDir)]) } : {}),
     parsers: { [INT8]: parseInt8, [DATE]: keepText },
   });
   statements = createStatements(pglite);
