@@ -259,10 +259,10 @@ describe('docs/design.md', () => {
   const product = CODE.filter((f) => /^(src|web)\//.test(f) && !/\.test\.ts$|\.test-support\.ts$/.test(f)).map((f) => read(f)).join('\n');
 
   it('names, in each item of "Extensions not yet built", only things that do not exist yet', () => {
-    const items = designSection('Extensions not yet built')
-      .split(/\n(?=- )/)
-      .filter((item) => item.startsWith('- '));
-    expect(items.length).toBeGreaterThan(0);
+    const section = designSection('Extensions not yet built');
+    const items = section.split(/\n(?=- )/).filter((item) => item.startsWith('- '));
+    // None only when the section says so: an item the split missed would pass unchecked.
+    expect(items.length > 0 || section.includes('\nNothing at the moment'), 'items, or "Nothing at the moment"').toBe(true);
     const built: string[] = [];
     for (const item of items) {
       const title = /^- \*\*(.+?)\*\*/.exec(item)?.[1] ?? item.slice(0, 40);
