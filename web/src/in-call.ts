@@ -12,6 +12,7 @@ import { startCall, type CallOptions, type CallSession } from './in-call/call-se
 import { createControls } from './in-call/controls.js';
 import { createHostControls } from './in-call/host-controls.js';
 import { createPanels } from './in-call/panels.js';
+import { createRecording } from './in-call/recording.js';
 import { createStage } from './in-call/stage.js';
 import type { Signaling } from './signaling.js';
 
@@ -55,18 +56,20 @@ export function prepareCall(screen: CallScreenOptions): PreparedCall {
     toggleChat: () => panels.toggle('chat'),
     toggleDevices: () => panels.toggle('devices'),
     toggleFullscreen: () => void (document.fullscreenElement ? document.exitFullscreen() : document.documentElement.requestFullscreen()).catch(() => {}),
+    toggleRecording: () => void recording.toggle(),
     leave: () => void session?.leave(),
   });
   const media = () => session?.devices ?? null;
   const panels = createPanels({ state, stage, server, controls, media, onChange: () => view.render() });
   const host = createHostControls({ state, stage, server, controls, panels });
+  const recording = createRecording({ state, stage, server });
   const view = createCallView({ state, stage, controls, panels, media });
   view.render();
   stage.prepare();
 
   return {
     start(options) {
-      session ??= startCall({ state, stage, controls, panels, host, view }, options);
+      session ??= startCall({ state, stage, controls, panels, host, recording, view }, options);
     },
     actions: {
       setMicrophone: state.setMicrophone,

@@ -131,6 +131,29 @@ export const en = {
   'host.removeName': 'Remove {name} from the call',
   'host.removed': '{name} was removed from the call.',
 
+  // Recording with consent (docs/design.md, "Recording with consent")
+  'recording.start': 'Record',
+  'recording.stop': 'Stop recording',
+  'recording.asking': 'Asking…',
+  'recording.askingEveryone': 'Everyone in the call is being asked whether they agree to be recorded.',
+  'recording.indicator': 'Recording',
+  'recording.indicatorNotYou': 'Recording (not you)',
+  'recording.started': 'Recording started.',
+  'recording.stopped': 'Recording stopped.',
+  'recording.askTitle': 'May this call be recorded?',
+  'recording.askText': '{name} would like to record this call.',
+  'recording.askWhileRecording': 'This call is being recorded. {name} asks whether you agree to be recorded too.',
+  'recording.whatIsRecorded': 'If you agree, your picture, your voice and any screen you share are recorded until the recording stops.',
+  'recording.canDecline': 'You can decline: you stay in the call, and nothing of yours is recorded.',
+  'recording.accept': 'I agree',
+  'recording.decline': 'Do not record me',
+  'recording.theHost': 'The host',
+  'recording.youAgreed': 'You agreed to be recorded.',
+  'recording.youDeclined': 'You declined: you are not recorded.',
+  'recording.declined': 'Nothing is recorded: {names} did not agree.',
+  'recording.declinedNewcomer': '{names} did not agree to be recorded and is not recorded.',
+  'recording.dismiss': 'Close',
+
   // How the call ends
   'end.denied.title': 'You were not let in',
   'end.denied.text': 'The host did not let you into this call. If you think this is a mistake, contact whoever sent you the link.',
@@ -170,6 +193,9 @@ export const en = {
   'error.invites-disabled': 'Invites are switched off for this room.',
   'error.not-admitted': 'You are waiting for the host to let you in.',
   'error.unavailable': 'That did not work. Try again.',
+  'error.recording-disabled': 'Recording is not enabled for this room.',
+  'error.recording-unavailable': 'Recording is not available on this server: it needs the group call service (SFU), which is switched off.',
+  'error.recording-busy': 'A recording, or a request to record, is already under way.',
   'error.other': 'Something went wrong. Try again.',
 } as const satisfies Record<string, Message>;
 

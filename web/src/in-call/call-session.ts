@@ -16,6 +16,7 @@ import type { HostControls } from './host-controls.js';
 import { startOwnMedia } from './own-media.js';
 import type { Panels } from './panels.js';
 import { createParticipants, type Participants } from './participants.js';
+import type { Recording } from './recording.js';
 import { connectCall, type Joined } from './reconnection.js';
 import { createScreenShare, type ScreenShare } from './screen-share.js';
 import type { Stage } from './stage.js';
@@ -48,6 +49,7 @@ export interface CallScreen {
   controls: Controls;
   panels: Panels;
   host: HostControls;
+  recording: Recording;
   view: CallView;
 }
 
@@ -56,8 +58,9 @@ export type CallSession = ReturnType<typeof startCall>;
 /** The server's news during the call, each to the part of the page it concerns. */
 async function route(
   message: ServerMessage,
-  to: Pick<CallScreen, 'state' | 'stage' | 'panels'> & { participants: Pick<Participants, 'handle'>; screenShare: Pick<ScreenShare, 'stop'> },
+  to: Pick<CallScreen, 'state' | 'stage' | 'panels' | 'recording'> & { participants: Pick<Participants, 'handle'>; screenShare: Pick<ScreenShare, 'stop'> },
 ): Promise<void> {
+  if (to.recording.handle(message)) return;
   switch (message.type) {
     case 'chat':
       return to.panels.chatMessage(message);
@@ -102,7 +105,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
       state.waiting(entry.self);
       monitor.rejoined();
     },
-    onMessage: (message) => void route(message, { state, stage, panels, participants, screenShare }),
+    onMessage: (message) => void route(message, { state, stage, panels, recording: screen.recording, participants, screenShare }),
     onEnd: finish,
   });
   const { signaling } = connection;
@@ -189,6 +192,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     screenShare.stop(false);
     media.stop();
     screen.host.stop();
+    screen.recording.stop();
     // Kept when turned away: a reload sends the token again and is refused as itself, not let in as someone new.
     if (kind !== 'replaced' && kind !== 'denied' && kind !== 'removed') connection.forget();
     options.onEnd({ kind, joined: connection.joined(), returnUrl: connection.returnUrl(), ...(message ? { message } : {}), ...(code ? { code } : {}) });

@@ -7,6 +7,7 @@
 // whatever shows or reports the call subscribes to its changes, each a small
 // typed record, told in the order they happened.
 import type { PeerInfo, RoomSettings } from '../../../src/shared/protocol.js';
+import type { RecordingState } from '../../../src/shared/recording-protocol.js';
 import type { EndKind as ConnectionEnd } from './reconnection.js';
 
 export type CallPhase = 'ready' | 'joining' | 'waiting' | 'in-call' | 'ended';
@@ -35,6 +36,8 @@ export interface CallSnapshot {
   camera: boolean;
   /** The rating given after the call, once the server took it. */
   rating: Rating | null;
+  /** The room's recording (docs/design.md, "Recording with consent"): allowed, idle, asking or recording, and whose media is recorded. */
+  recording: Omit<RecordingState, 'type'>;
 }
 
 export type CallChange =
@@ -45,7 +48,8 @@ export type CallChange =
   | { type: 'knock'; peers: PeerInfo[] }
   | { type: 'connection'; status: ConnectionStatus }
   | { type: 'microphone' | 'camera'; on: boolean }
-  | { type: 'feedback'; rating: Rating };
+  | { type: 'feedback'; rating: Rating }
+  | { type: 'recording'; recording: CallSnapshot['recording'] };
 
 export type CallListener = (change: CallChange, now: Readonly<CallSnapshot>) => void;
 
@@ -68,6 +72,7 @@ export function createCallState(initial: { name: string; role: PeerInfo['role'];
     microphone: true,
     camera: true,
     rating: null,
+    recording: { enabled: false, state: 'idle', recorded: [] },
   };
   const listeners = new Set<CallListener>();
 
@@ -177,6 +182,13 @@ export function createCallState(initial: { name: string; role: PeerInfo['role'];
       if (over()) return;
       now.end = kind;
       setPhase('ended');
+    },
+    /** The room's recording as the server says it is now. */
+    setRecording(recording: CallSnapshot['recording']) {
+      const was = now.recording;
+      if (over() || (was.enabled === recording.enabled && was.state === recording.state && was.recorded.join() === recording.recorded.join())) return;
+      now.recording = { enabled: recording.enabled, state: recording.state, recorded: [...recording.recorded] };
+      emit({ type: 'recording', recording: now.recording });
     },
     /** The server took this participant's rating of the call. */
     feedbackGiven: (rating: Rating) => set('rating', rating, { type: 'feedback', rating }),

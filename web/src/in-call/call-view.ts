@@ -19,7 +19,7 @@ export interface CallViewOptions {
 
 export type CallView = ReturnType<typeof createCallView>;
 
-const RENDERED_ON: ReadonlySet<CallChange['type']> = new Set(['phase', 'settings', 'microphone', 'camera']);
+const RENDERED_ON: ReadonlySet<CallChange['type']> = new Set(['phase', 'settings', 'microphone', 'camera', 'recording']);
 
 export function createCallView(options: CallViewOptions) {
   const { state, stage } = options;
@@ -47,6 +47,8 @@ export function createCallView(options: CallViewOptions) {
         chatOpen: shown === 'chat',
         devicesOpen: shown === 'devices',
         fullscreen: document.fullscreenElement !== null,
+        // Only a host records, only where the room allows it (docs/design.md, "Recording with consent").
+        recording: !waiting && now.self.role === 'host' && now.recording.enabled ? now.recording.state : null,
       }),
     );
   }

@@ -15,6 +15,8 @@ export interface ControlActions {
   toggleChat(): void;
   toggleDevices(): void;
   toggleFullscreen(): void;
+  /** The host's record button: start (asks everyone) or stop the recording. */
+  toggleRecording(): void;
   leave(): void;
 }
 
@@ -34,6 +36,8 @@ export interface ControlsState {
   chatOpen: boolean;
   devicesOpen: boolean;
   fullscreen: boolean;
+  /** The host's record button, in a room that allows recording (null: none), and the recording's state. */
+  recording: 'idle' | 'asking' | 'recording' | null;
 }
 
 export interface Controls {
@@ -79,6 +83,7 @@ export function createControls(actions: ControlActions): Controls {
   const devices = button('devices-button', () => actions.toggleDevices());
   devices.set('devices', t('call.devices'));
   const fullscreen = button('fullscreen-button', () => actions.toggleFullscreen());
+  const record = button('record-button', () => actions.toggleRecording(), 'record');
   const leave = button('leave-button', () => actions.leave(), 'danger');
   leave.set('leave', t('call.leave'));
 
@@ -94,12 +99,20 @@ export function createControls(actions: ControlActions): Controls {
       devices.element.setAttribute('aria-expanded', String(state.devicesOpen));
       fullscreen.set(state.fullscreen ? 'exitFullscreen' : 'fullscreen', state.fullscreen ? t('call.exitFullscreen') : t('call.fullscreen'));
       const canFullscreen = typeof document.documentElement.requestFullscreen === 'function';
+      if (state.recording) {
+        record.set(state.recording === 'recording' ? 'recordStop' : 'record', t(state.recording === 'recording' ? 'recording.stop' : state.recording === 'asking' ? 'recording.asking' : 'recording.start'));
+        record.element.setAttribute('aria-pressed', String(state.recording === 'recording'));
+        record.element.dataset.state = state.recording;
+        // Asking: everyone is answering; the button is pressed again once they have.
+        record.element.disabled = state.recording === 'asking';
+      }
       return [
         mute.element,
         camera.element,
         ...(state.canSwitchCamera ? [switchCamera.element] : []),
         ...(state.canShare ? [screen.element] : []),
         ...(state.canInvite ? [invite.element] : []),
+        ...(state.recording ? [record.element] : []),
         ...(state.canChat ? [chat.element] : []),
         devices.element,
         ...(canFullscreen ? [fullscreen.element] : []),

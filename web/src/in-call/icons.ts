@@ -15,6 +15,8 @@ const PATHS = {
   switchCamera: 'M4 9h13l-3-3M20 15H7l3 3',
   devices: 'M4 6h9M17 6h3M4 12h3M11 12h9M4 18h11M19 18h1M13 4v4M7 10v4M15 16v4',
   leave: 'M3 15c5-5 13-5 18 0l-2 3-4-1.5v-3a11 11 0 0 0-6 0v3L5 18z',
+  record: 'M5 12a7 7 0 1 0 14 0a7 7 0 1 0-14 0M9.5 12a2.5 2.5 0 1 0 5 0a2.5 2.5 0 1 0-5 0',
+  recordStop: 'M5 12a7 7 0 1 0 14 0a7 7 0 1 0-14 0M9.5 9.5h5v5h-5z',
 } as const;
 
 export type IconName = keyof typeof PATHS;

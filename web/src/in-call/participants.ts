@@ -68,6 +68,8 @@ export function createParticipants(options: ParticipantsOptions) {
   });
   const unsubscribe = state.subscribe((change, now) => {
     if (change.type === 'settings') peers.showMeters(now.settings.audioIndicator);
+    // The SFU records, so a recorded call goes through it, a call of two too.
+    if (change.type === 'recording') sfu.recording(now.recording.state === 'recording');
   });
 
   /** Someone is in the call: a tile (which replaces any connection to them, so tile first), and the state says so. */

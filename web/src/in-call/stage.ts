@@ -36,6 +36,8 @@ export interface Stage {
   setWaiting(on: boolean): void;
   /** The host's list of people waiting, above the pictures. */
   showWaitingList(panel: HTMLElement): void;
+  /** The recording's indicator, in the header beside the room's name, and its notices to the host, above the pictures. */
+  showRecording(indicator: HTMLElement, notice: HTMLElement): void;
 }
 
 type Layout = 'waiting' | 'solo' | 'duo' | 'grid' | 'screen';
@@ -69,13 +71,16 @@ export function createStage(root: Element, roomName: string): Stage {
     h('p', { class: 'hint' }, t('waiting.check')),
   );
   const waitingSlot = h('div', { class: 'waiting-slot' });
+  const recordingSlot = h('span', { class: 'recording-slot' });
+  const noticeSlot = h('div', { class: 'waiting-slot' });
   const call = h(
     'div',
     { class: 'call' },
-    h('header', { class: 'call-header' }, h('h1', { class: 'room-name' }, roomName), status),
+    h('header', { class: 'call-header' }, recordingSlot, h('h1', { class: 'room-name' }, roomName), status),
     reconnecting,
     waitingMessage,
     waitingSlot,
+    noticeSlot,
     h('div', { class: 'stage' }, tiles, side),
     controls,
   );
@@ -153,6 +158,10 @@ export function createStage(root: Element, roomName: string): Stage {
       arrange();
     },
     showWaitingList: (panel) => waitingSlot.replaceChildren(panel),
+    showRecording: (indicator, notice) => {
+      recordingSlot.replaceChildren(indicator);
+      noticeSlot.replaceChildren(notice);
+    },
     say: (message) => {
       status.textContent = message;
     },

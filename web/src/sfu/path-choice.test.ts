@@ -27,6 +27,25 @@ describe('the media path', () => {
     expect(changes).toEqual(['sfu', 'mesh']);
   });
 
+  it('takes a call of two through the SFU while it is recorded, and back only after the wait once it is not', () => {
+    vi.useFakeTimers();
+    const changes: MediaPath[] = [];
+    const choice = createPathChoice(3, (path) => changes.push(path), 8000);
+    choice.count(2);
+    choice.recording(true);
+    expect(changes).toEqual(['sfu']);
+    // A peer-to-peer offer from a page that has not heard of the recording yet does not take it down.
+    choice.downNow();
+    choice.count(2);
+    vi.advanceTimersByTime(20_000);
+    expect(choice.path).toBe('sfu');
+    choice.recording(false);
+    vi.advanceTimersByTime(7999);
+    expect(choice.path).toBe('sfu');
+    vi.advanceTimersByTime(1);
+    expect(changes).toEqual(['sfu', 'mesh']);
+  });
+
   it('follows another page that went back first, but only below the threshold', () => {
     const changes: MediaPath[] = [];
     const choice = createPathChoice(3, (path) => changes.push(path), 60_000);

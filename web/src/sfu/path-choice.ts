@@ -17,12 +17,18 @@ export interface PathChoice {
   count(people: number): void;
   /** Goes down now (the other side went back to peer to peer already), if below the threshold. */
   downNow(): void;
+  /**
+   * The call is recorded (docs/design.md, "Recording with consent"): the SFU records, so the call goes
+   * through it whatever the number of people, and may go down again (after the wait) once it is not.
+   */
+  recording(on: boolean): void;
   stop(): void;
 }
 
 export function createPathChoice(minParticipants: number, onChange: (path: MediaPath) => void, backAfterMs = BACK_TO_MESH_AFTER_MS): PathChoice {
   let path: MediaPath = 'mesh';
   let people = 1;
+  let recorded = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   const cancel = () => {
     if (timer !== null) clearTimeout(timer);
@@ -40,11 +46,15 @@ export function createPathChoice(minParticipants: number, onChange: (path: Media
     },
     count(n) {
       people = n;
-      if (n >= minParticipants) return go('sfu');
+      if (n >= minParticipants || recorded) return go('sfu');
       if (path === 'sfu' && timer === null) timer = setTimeout(() => go('mesh'), backAfterMs);
     },
     downNow() {
-      if (people < minParticipants) go('mesh');
+      if (people < minParticipants && !recorded) go('mesh');
+    },
+    recording(on) {
+      recorded = on;
+      this.count(people);
     },
     stop: cancel,
   };

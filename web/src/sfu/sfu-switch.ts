@@ -29,6 +29,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   const { mesh } = options;
   let rtcConfig: RTCConfiguration = {};
   let choice: PathChoice | null = null;
+  /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
+  let recorded = false;
   const call = createSfuCall({ signaling: options.signaling, rtcConfig: () => rtcConfig, stream: options.stream, onTrack: options.onTrack });
 
   const up = () => {
@@ -49,6 +51,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
       choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? up() : down()));
+      if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
       if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
       choice.count(1 + joined.peers.length);
@@ -64,6 +67,12 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       if (message.type !== 'signal' || choice?.path !== 'sfu') return false;
       if ('description' in message.data && message.data.description.type === 'offer') choice.downNow();
       return choice.path === 'sfu';
+    },
+
+    /** The call is recorded (true) or no longer (docs/design.md, "Recording with consent"). */
+    recording(on: boolean): void {
+      recorded = on;
+      choice?.recording(on);
     },
 
     /** Someone came or went: the path follows the number of people. */
