@@ -1,7 +1,7 @@
 // Where a room endpoint's time goes in the server process, for finding the
 // next optimization (not a benchmark: its figures are for comparing two builds
 // or two commits under the same load, one after the other).
-//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample[=all]] [--db=pglite] [--build=DIR] [--baseline|--independent] [--statements] [--durable] [--log-level=info]
+//   npm run diagnose:api -- [--method=POST|GET|PUT] [--connections=10] [--seconds=5] [--cpu-prof=DIR] [--heap-sample[=all]] [--db=pglite] [--build=DIR] [--baseline|--independent] [--statements] [--durable] [--log-level=info] [--warm-up=2]
 // --build: another build of Parley (a --before directory of bench/README.md) instead of this one;
 // --node-flags=a,b: more flags for its node (e.g. --max-semi-space-size=4).
 // --baseline: the same measurements of bench/baseline-server.ts on the same
@@ -213,7 +213,9 @@ try {
   const load = (loadSeconds: number) =>
     runLoad({ origin: server.url, method, paths: method === 'POST' ? ['/api/rooms'] : roomPaths, body: method === 'GET' ? undefined : ROOM, token: tenant.token, connections, seconds: loadSeconds, maxRequests: 1_000_000 });
 
-  await load(2); // warm-up: JIT, pool, young generation size
+  // Warm-up: JIT, pool, young generation size (--warm-up=0: none, test/bench's smoke run).
+  const warmUp = Number(options.get('warm-up') ?? 2);
+  if (warmUp > 0) await load(warmUp);
   const session = heapSample || cpuProfDir ? await inspector(INSPECTOR_PORT) : null;
   if (session && cpuProfDir) {
     await session.call('Profiler.enable');

@@ -177,8 +177,10 @@ export async function runApiBench(allTargets: TargetName[], title: string): Prom
         maxRequests: secs * 100_000,
       });
 
-    log('warm-up');
-    for (const endpoint of endpoints) for (const target of targets) await measure(target, endpoint, 10, 1);
+    // --warm-up=0: none (test/bench's smoke run, whose figures are not read).
+    const warmUp = Number(options.get('warm-up') ?? 1);
+    log(`warm-up: ${warmUp} s a target and endpoint`);
+    if (warmUp > 0) for (const endpoint of endpoints) for (const target of targets) await measure(target, endpoint, 10, warmUp);
     if (sustained > 0) {
       await runSustained({ targets, endpoint: endpoints[0]!, connections: connectionLevels[0]!, seconds: sustained, window, measure, log, durable });
       return;
