@@ -3,11 +3,28 @@
 // Browser and cluster tests live in vitest.browser.config.ts.
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that never open a database, whatever TEST_DB says: they run in the
+ * pglite set only, as a second run on PostgreSQL could find nothing new. The
+ * page's code and src/shared reach no database (test/code/imports.test.ts
+ * holds them to their imports); the rest read files or call a function.
+ */
+const DATABASE_FREE = [
+  'web/src/**',
+  'src/shared/**',
+  'test/code/**',
+  'test/api/docs.test.ts',
+  'test/api/docs-links.test.ts',
+  'test/api/client-types.test.ts',
+  'test/bench/lanes.test.ts',
+  'test/bench/chrome-trace.test.ts',
+];
+
 export default defineConfig({
   test: {
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
-    exclude: ['**/node_modules/**', '**/dist/**', 'test/browser/**', 'test/cluster/**'],
+    exclude: ['**/node_modules/**', '**/dist/**', 'test/browser/**', 'test/cluster/**', ...(process.env.TEST_DB === 'postgres' ? DATABASE_FREE : [])],
     // FC_SEED replays the property tests from a failure's seed.
     setupFiles: ['test/helpers/fast-check-seed.ts'],
     // Ceilings only a hang reaches: on a loaded machine an app's start alone took 72 s (test/README.md,

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { webDistDir } from '../../src/http/routes/web-assets.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { httpJson } from './api.js';
+import { seedMigratedDataDir } from './database.js';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -85,6 +86,10 @@ export interface BrowserWorld {
 export async function startWorld(env: Record<string, string> = {}): Promise<BrowserWorld> {
   if (!webDistDir()) throw new Error('The front end is not built: run `npm run build` (or npx vite build --config web/vite.config.ts)');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-browser-'));
+  // A migrated database to start from (no initdb, no migrations), and Chromium launching meanwhile.
+  await seedMigratedDataDir(dataDir);
+  const launching = chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  launching.catch(() => {});
   const relay = await startRelay();
   const base = `http://127.0.0.1:${relay.port}`;
   const config = loadConfig({
@@ -100,11 +105,14 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Brow
     ...env,
   });
   const quiet = new Writable({ write: (_c, _e, done) => done() });
-  const server = await startServer(config, { announce: () => {}, logStream: quiet });
+  const server = await startServer(config, { announce: () => {}, logStream: quiet }).catch(async (error: unknown) => {
+    await launching.then((browser) => browser.close()).catch(() => {});
+    throw error;
+  });
   relay.target = Number(new URL(server.url).port);
   const tenant = await server.services.tenants.createTenant({ name: 'Browser tests' });
   const { token: apiToken } = await server.services.tenants.issueToken(tenant.id, {});
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+  const browser = await launching;
   const contexts: BrowserContext[] = [];
 
   const api = (method: string, url: string, body?: unknown) => httpJson(server.url, apiToken, method, url, body);

@@ -129,6 +129,18 @@ function migratedPGliteTarball(): Promise<string> {
   return migratedPGlite;
 }
 
+/**
+ * Makes dataDir a migrated PGlite DATA_DIR (the tarball above unpacked where
+ * openPGlite looks), for a server of the test's own that needs no first start:
+ * its start then skips PGlite's initdb and the migrations.
+ */
+export async function seedMigratedDataDir(dataDir: string): Promise<void> {
+  const tarball = await migratedPGliteTarball();
+  const target = path.join(dataDir, 'pglite');
+  fs.mkdirSync(target, { recursive: true });
+  await promisify(execFile)('tar', ['-xf', tarball, '-C', target]);
+}
+
 /** A migrated database for one test file; close() releases (and on PostgreSQL drops) it. */
 export async function openTestDatabase(): Promise<DatabaseHandle & { url: string | null }> {
   if (testDb === 'pglite') {
