@@ -4,7 +4,8 @@
 // A native <dialog> opened with showModal(): the rest of the page is inert
 // and focus stays inside it (Tab moves between its buttons); Escape does not
 // close it, as closing would be no answer. Focus starts on the first
-// button, "Do not record me": nobody agrees by pressing Enter by accident.
+// button, "Do not record me": nobody agrees by pressing Enter by accident;
+// and the two buttons look alike: the page does not lean on the answer.
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 
@@ -23,7 +24,7 @@ export function createConsentDialog(): ConsentDialog {
   const what = h('p', {}, t('recording.whatIsRecorded'));
   const free = h('p', { class: 'hint' }, t('recording.canDecline'));
   const decline = h('button', { type: 'button', 'data-testid': 'consent-decline' }, t('recording.decline'));
-  const accept = h('button', { type: 'button', class: 'primary', 'data-testid': 'consent-accept' }, t('recording.accept'));
+  const accept = h('button', { type: 'button', 'data-testid': 'consent-accept' }, t('recording.accept'));
   const dialog = h(
     'dialog',
     { class: 'consent', 'data-testid': 'recording-consent', 'aria-labelledby': 'consent-title', 'aria-describedby': 'consent-text' },

@@ -15,7 +15,7 @@ import type { Stage } from './stage.js';
 
 export interface RecordingOptions {
   state: CallState;
-  stage: Pick<Stage, 'say' | 'showRecording'>;
+  stage: Pick<Stage, 'say' | 'saying' | 'showRecording'>;
   server: Pick<Signaling, 'request'>;
 }
 
@@ -48,7 +48,9 @@ export function createRecording({ state, stage, server }: RecordingOptions) {
     // Someone who did not agree is told that the call is recorded, and that they are not.
     label.textContent = recorded.includes(now.self.id ?? '') ? t('recording.indicator') : t('recording.indicatorNotYou');
     if (recording === 'recording' && !wasShown) stage.say(t('recording.started'));
-    if (recording !== 'recording' && wasShown) stage.say(t('recording.stopped'));
+    else if (recording !== 'recording' && wasShown) stage.say(t('recording.stopped'));
+    // "Everyone is being asked" is over.
+    else if (recording === 'idle' && stage.saying() === t('recording.askingEveryone')) stage.say('');
     // The request ended without this page's answer (declined by someone else, withdrawn, or the recording stopped).
     if (recording === 'idle') dialog.close();
     if (recording === 'recording') notice.hidden = true;
