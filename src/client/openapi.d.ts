@@ -627,10 +627,25 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description A recording file is served by byte ranges too (Range: bytes=a-b).
+         * @example bytes
+         */
+        "Accept-Ranges": string;
+        /**
          * @description Always no-store: answers carry tokens and join URLs.
          * @example no-store
          */
         "Cache-Control": string;
+        /**
+         * @description A recording file downloads under its id.
+         * @example attachment; filename="recording-6f1d0c2a-3b4e-4f5a-8b9c-0d1e2f3a4b5c.webm"
+         */
+        "Content-Disposition": string;
+        /**
+         * @description The bytes sent of the whole file; on 416, `bytes *\/size`.
+         * @example bytes 0-1048575/183500800
+         */
+        "Content-Range": string;
         /**
          * @description The page this answer holds, from 1.
          * @example 1
@@ -2537,7 +2552,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
+            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted; a recording not ready, or still recording */
             409: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -2752,7 +2767,9 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2762,10 +2779,13 @@ export interface operations {
                     "video/webm": string;
                 };
             };
-            /** @description The range asked for (Content-Range) */
+            /** @description Partial content: the byte range asked for */
             206: {
                 headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "Content-Range": components["headers"]["Content-Range"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2839,7 +2859,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
+            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted; a recording not ready, or still recording */
             409: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -2859,10 +2879,12 @@ export interface operations {
                     };
                 };
             };
-            /** @description Default Response */
+            /** @description The byte range is outside the file */
             416: {
                 headers: {
+                    "Accept-Ranges": components["headers"]["Accept-Ranges"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Range": components["headers"]["Content-Range"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3543,7 +3565,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted */
+            /** @description A create with this Idempotency-Key is still in progress, or the room it made has since been deleted; a recording not ready, or still recording */
             409: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];

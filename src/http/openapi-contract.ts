@@ -35,6 +35,9 @@ const HEADERS: Json = {
   'RateLimit-Reset': integer('Seconds until the whole burst is available again.', 1),
   'Retry-After': integer('Seconds to wait before trying again.', 1),
   'WWW-Authenticate': text('The scheme to authenticate with.', 'Bearer'),
+  'Accept-Ranges': text('A recording file is served by byte ranges too (Range: bytes=a-b).', 'bytes'),
+  'Content-Range': text('The bytes sent of the whole file; on 416, `bytes */size`.', 'bytes 0-1048575/183500800'),
+  'Content-Disposition': text('A recording file downloads under its id.', 'attachment; filename="recording-6f1d0c2a-3b4e-4f5a-8b9c-0d1e2f3a4b5c.webm"'),
   // hooks/security-headers.ts: rooms carry host tokens, which no cache may keep.
   'Cache-Control': text('Always no-store: answers carry tokens and join URLs.', 'no-store'),
 };
@@ -51,6 +54,11 @@ const SUCCESS_HEADERS: Record<string, string[]> = {
   getRoom: ['ETag'],
   updateRoom: ['ETag'],
   createWebhookEndpoint: ['Location'],
+};
+
+/** Headers of one status of an operation only (a recording's download: a whole file, a range, a range past the end). */
+const STATUS_HEADERS: Record<string, Record<string, string[]>> = {
+  downloadRecording: { '200': ['Accept-Ranges', 'Content-Disposition'], '206': ['Accept-Ranges', 'Content-Range', 'Content-Disposition'], '416': ['Accept-Ranges', 'Content-Range'] },
 };
 
 const IF_MATCH = {
@@ -82,14 +90,16 @@ const DESCRIPTIONS: Record<string, string> = {
   '200': 'OK',
   '201': 'Created',
   '204': 'Done; no body',
+  '206': 'Partial content: the byte range asked for',
   '400': 'Invalid request: every failing field at once (also a bad If-Match or Idempotency-Key header, or a URL with broken percent-encoding)',
   '401': 'No, bad or revoked token',
   '403': 'Needs an Instance token',
   '404': 'Not found, or out of the token’s scope',
-  '409': 'A create with this Idempotency-Key is still in progress, or the room it made has since been deleted',
+  '409': 'A create with this Idempotency-Key is still in progress, or the room it made has since been deleted; a recording not ready, or still recording',
   '412': 'If-Match names another version of the room',
   '413': 'Body over 64 KiB',
   '415': 'Body that is not JSON',
+  '416': 'The byte range is outside the file',
   '422': 'A feature that is off, an Idempotency-Key reused with another body, or a limit reached',
   '429': 'Over RATE_LIMIT_PER_MINUTE for this token',
   '503': 'The database is unreachable; retry',
@@ -153,6 +163,7 @@ function completeOperation(path: string, operation: Json, options: ContractOptio
     if (status === '401') addHeaders(response, ['WWW-Authenticate']);
     if (status === '429' || status === '503') addHeaders(response, ['Retry-After']);
     if (status.startsWith('2')) addHeaders(response, SUCCESS_HEADERS[operation.operationId] ?? []);
+    addHeaders(response, STATUS_HEADERS[operation.operationId]?.[status] ?? []);
     // Every /api answer past authentication carries the limiter's headers, refusals included.
     if (api && options.rateLimited && status !== '401') addHeaders(response, RATE_LIMIT);
   }

@@ -103,6 +103,14 @@ describe('list, download, audit, delete', () => {
     const several = await get(`/api/recordings/${id}/file`, tenant.instanceToken, { range: 'bytes=0-1,5-9' });
     expect(several.statusCode).toBe(200);
     expect(several.rawPayload.equals(bytes)).toBe(true);
+
+    // The headers the OpenAPI document names on each answer are the ones sent.
+    const operation = (await get('/api/openapi.json', undefined)).json().paths['/api/recordings/{id}/file'].get;
+    for (const [status, res] of [['200', whole], ['206', part], ['416', past]] as const) {
+      const documented = Object.keys(operation.responses[status].headers ?? {});
+      expect(documented.length, status).toBeGreaterThan(1);
+      for (const name of documented) expect(res.headers[name.toLowerCase()], `${status} ${name}`).toBeDefined();
+    }
   });
 
   it('is 409 while a recording is not ready; 404 for an unknown or malformed id', async () => {
