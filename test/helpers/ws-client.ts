@@ -118,6 +118,9 @@ export const DOCUMENTED_ERROR_CODES = [
   'not-admitted',
   'removed',
   'denied',
+  'recording-disabled',
+  'recording-unavailable',
+  'recording-busy',
 ] as const;
 
 /** Why a server message is not a well-formed error, or null when it is one. */
