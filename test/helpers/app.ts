@@ -1,5 +1,8 @@
 // An in-process Parley for integration tests: the real app over a real
 // database (see database.ts), with factories that make each test's own data.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -42,10 +45,13 @@ export async function createTestContext(
   options: { env?: Record<string, string>; clock?: Clock } = {},
 ): Promise<TestContext> {
   const database = await openTestDatabase();
+  // Recordings a test makes go to a folder of its own, removed on close (not ./data/recordings).
+  const recordingsDir = options.env?.RECORDINGS_DIR ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'parley-test-recordings-'));
   const config = loadConfig({
     PUBLIC_URL: 'http://parley.test',
     PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'info',
+    ...(recordingsDir ? { RECORDINGS_DIR: recordingsDir } : {}),
     ...options.env,
   });
   const services = createServices({ database, config, clock: options.clock });
@@ -90,6 +96,7 @@ export async function createTestContext(
     async close() {
       await app.close();
       await database.close();
+      if (recordingsDir) fs.rmSync(recordingsDir, { recursive: true, force: true });
     },
   };
 }
