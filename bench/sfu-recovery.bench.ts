@@ -45,6 +45,9 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** --verbose: each page's SFU messages, stamped (ms within the last 100 s). */
+const timelines = new Map<Page, string[]>();
+
 const summary = (values: number[]) => (values.length ? { median: median(values), min: Math.min(...values), max: Math.max(...values) } : null);
 
 async function roomOf(server: ServerProcess & { instanceToken: string }): Promise<Record<string, string>> {
@@ -61,6 +64,19 @@ async function person(browser: Browser, contexts: BrowserContext[], url: string,
   await context.addInitScript(keepPeerConnections);
   contexts.push(context);
   const page = await context.newPage();
+  if (options.has('verbose')) {
+    // The page's SFU signaling, stamped, for --verbose: where a slow recovery spends its time.
+    const seen: string[] = [];
+    timelines.set(page, seen);
+    const stamp = (dir: string, payload: string | Buffer) => {
+      const message = JSON.parse(String(payload)) as { type: string; code?: string; sdp?: string | null };
+      if (message.type.startsWith('sfu') || message.type === 'error') seen.push(`${Date.now() % 100_000} ${dir}${message.type}${message.code ? `:${message.code}` : ''}${message.sdp === null ? ':empty' : ''}`);
+    };
+    page.on('websocket', (socket) => {
+      socket.on('framesent', ({ payload }) => stamp('>', payload));
+      socket.on('framereceived', ({ payload }) => stamp('<', payload));
+    });
+  }
   await page.goto(url);
   await page.getByTestId('name-input').fill(name);
   await page.getByTestId('join-button').click();
@@ -78,6 +94,7 @@ async function janusFaults(browser: Browser, janus: LocalJanus, server: ServerPr
     const pages = [await person(browser, contexts, room.host_join_url!, 'Host')];
     for (const name of ['Pat', 'Relative']) pages.push(await person(browser, contexts, room.guest_join_url!, name));
     await everyoneSees(pages, 2, 90_000);
+    let logged = server.output().length;
     for (let run = 0; run < runs; run++) {
       await sleep(2000);
       const pid = janus.pid!;
@@ -92,6 +109,9 @@ async function janusFaults(browser: Browser, janus: LocalJanus, server: ServerPr
         back.push(await mediaBackAfter(pages, 2, at, 60_000));
         up.push(await upAt);
         console.error(`${fault} ${run + 1}: media back ${back.at(-1)} ms, Janus answering again ${up.at(-1)} ms`);
+        if (options.has('verbose')) console.error(server.output().slice(logged).split('\n').filter((line) => /sfu|janus/i.test(line)).join('\n'));
+        logged = server.output().length;
+        if (options.has('verbose')) for (const [i, page] of pages.entries()) console.error(`  page ${i} (fault at ${at % 100_000}): ${timelines.get(page)!.splice(0).filter((line) => !line.includes('candidate') && !line.includes('layer')).join(', ')}`);
       } catch (error) {
         console.error(`${fault} ${run + 1}: ${(error as Error).message}`);
         await upAt;
@@ -224,6 +244,10 @@ async function main() {
           markdownTable(['people', 'received fps per picture (median page)', 'lowest page', 'Parley CPU % of a core per person', 'Janus CPU % of a core per person', 'load average'], await capacity(browser, janus, server)),
         );
       }
+    } catch (error) {
+      // What Parley logged of the SFU, for a run that failed.
+      console.error(server.output().split('\n').filter((line) => /sfu|janus/i.test(line)).slice(-30).join('\n'));
+      throw error;
     } finally {
       await server.stop();
       await browser.close();

@@ -34,6 +34,10 @@ interface SfuState {
 
 /** How long an update of a subscription waits for the browser's answer to the previous offer. */
 const ANSWER_WAIT_MS = 5000;
+/** A lost room's move is tried again after 100 ms, doubling up to 1 s, for 30 s; its pages are told once it is done. */
+const FIRST_MOVE_RETRY_MS = 100;
+const LONGEST_MOVE_RETRY_MS = 1000;
+const MOVE_TRIES_MS = 30_000;
 
 export interface SfuCalls {
   readonly minParticipants: number;
@@ -141,12 +145,14 @@ export function createSfuCalls(options: {
 
   /** Someone's publication came or went in a room: every subscription here in it follows. */
   function roomChanged(roomId: number) {
-    for (const [session, state] of states) {
-      if (state.roomId !== roomId || !state.subscribing) continue;
-      serially(state, () => sync(session, state))
-        .then((offer) => offer && options.send(session, { type: 'sfu-offer', sdp: offer.sdp, streams: offer.streams }))
-        .catch((error: unknown) => log.warn({ err: error, room: roomId }, 'sfu subscription update failed'));
-    }
+    for (const [session, state] of states) if (state.roomId === roomId && state.subscribing) follow(session, state);
+  }
+
+  /** One subscription follows who publishes now (after the participant's work in hand); its browser gets the new offer, if any. */
+  function follow(session: Session, state: SfuState) {
+    serially(state, () => sync(session, state))
+      .then((offer) => offer && options.send(session, { type: 'sfu-offer', sdp: offer.sdp, streams: offer.streams }))
+      .catch((error: unknown) => log.warn({ err: error, room: state.roomId }, 'sfu subscription update failed'));
   }
 
   function heard(_session: Session, state: SfuState, event: HandleEvent) {
@@ -155,19 +161,32 @@ export function createSfuCalls(options: {
     if (event.janus === 'event' && changed) roomChanged(state.roomId);
   }
 
-  // A room whose instance was lost moves once per node, and its browsers here start their SFU path again.
+  // A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
+  // the move is done: told at once, while a local Janus is still starting again, every page failed its first try
+  // and waited a second for the next (bench/README.md, "Issue 41: faults").
   instances.onLost((instance) => {
     const lost = [...states].filter(([, state]) => state.pin.instance === instance);
     for (const [session] of lost) states.delete(session);
     for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
-      instances
-        .move(pin)
-        .catch((error: unknown) => log.warn({ err: error, room: roomId }, 'sfu room could not move yet'))
-        .finally(() => {
-          for (const [session, state] of lost) if (state.roomId === roomId) options.send(session, { type: 'sfu-restart' });
-        });
+      void moveSoon(roomId, pin).then(() => {
+        for (const [session, state] of lost) if (state.roomId === roomId) options.send(session, { type: 'sfu-restart' });
+      });
     }
   });
+
+  /** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most. */
+  async function moveSoon(roomId: number, pin: SfuPin): Promise<void> {
+    const until = Date.now() + MOVE_TRIES_MS;
+    for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
+      try {
+        await instances.move(pin);
+        return;
+      } catch (error) {
+        if (Date.now() + wait > until) return log.warn({ err: error, room: roomId }, 'sfu room could not move yet');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
 
   async function leave(session: Session): Promise<void> {
     // Back to peer to peer keeps what to record for the next publication; a connection gone needs it no more.
@@ -190,6 +209,8 @@ export function createSfuCalls(options: {
         await state.publications.get(kind)?.leave();
         const publisher = await joinAsPublisher(await instances.session(state.pin.instance), state.pin, displayOf(state.peerId, kind), (event) => heard(session, state, event));
         state.publications.set(kind, publisher);
+        // Those already publishing when this handle joined send it no news of themselves: the subscription catches up.
+        if (publisher.others.length && state.subscribing) follow(session, state);
         const answer = (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
         await recording.published(session, kind, publisher);
         return answer;
