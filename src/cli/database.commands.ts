@@ -19,11 +19,14 @@ export function migrateCommand(config: Readonly<Config>) {
   return withDatabase(config, async (database) => ({ database: database.description, applied: await migrate(database) }));
 }
 
-/** Runs the automatic cleanup once. Pending migrations are applied first, as the server does at start. */
+/** Runs the automatic cleanup once (with the files of the recordings of the rooms it deletes). Pending migrations are applied first, as the server does at start. */
 export function cleanupCommand(config: Readonly<Config>) {
   return withDatabase(config, async (database) => {
     await migrate(database);
     const services = createServices({ database, config });
-    return { deleted: (await services.cleanup.run()).length };
+    const deleted = await services.cleanup.run();
+    // The deleted rooms' recordings: their files too (docs/design.md, "Recording with consent").
+    await services.recordings.sweepDeleted();
+    return { deleted: deleted.length };
   });
 }
