@@ -66,7 +66,7 @@ function migrationsKey(extra: Buffer | string = ''): string {
  * lock, and marked (its comment) once migrated: one left half-made by a killed
  * run is made again.
  */
-function migratedPostgresTemplate(): Promise<string> {
+export function migratedPostgresTemplate(): Promise<string> {
   migratedPostgres ??= (async () => {
     const name = `parley_template_${migrationsKey()}`;
     const admin = new pg.Client({ connectionString: serverUrl() });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
-import { createPostgresDatabase, testDb } from './database.js';
+import { createPostgresDatabase, migratedPostgresTemplate, seedMigratedDataDir, testDb } from './database.js';
 import { sleep } from './wait.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -140,13 +140,16 @@ export async function adminTenantToken(url: string): Promise<{ tenantId: string;
 /**
  * The database for a server process, after TEST_DB: a fresh temporary
  * DATA_DIR (PGlite) or a fresh database on the test PostgreSQL server.
- * remove() deletes it again.
+ * remove() deletes it again. `migrated`: a copy of the tests' migrated
+ * database instead of an empty one, for a test that needs no first start (the
+ * server then starts without PGlite's initdb and the migrations).
  */
-export async function serverDatabase(): Promise<{ env: Record<string, string>; dataDir: string | null; remove(): Promise<void> }> {
+export async function serverDatabase({ migrated = false } = {}): Promise<{ env: Record<string, string>; dataDir: string | null; remove(): Promise<void> }> {
   if (testDb === 'postgres') {
-    const database = await createPostgresDatabase();
+    const database = await createPostgresDatabase(migrated ? await migratedPostgresTemplate() : undefined);
     return { env: { DATABASE_URL: database.url }, dataDir: null, remove: database.drop };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-fault-'));
+  if (migrated) await seedMigratedDataDir(dataDir);
   return { env: { DATA_DIR: dataDir }, dataDir, remove: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
 }

@@ -42,9 +42,9 @@ const threadNiceValues = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).ma
 const mayRaisePriority = process.getuid?.() === 0;
 if (!mayRaisePriority && process.env.CI === 'true') throw new Error('the calls process priority tests need root (CAP_SYS_NICE) (CI=true: never skipped)');
 
-/** A server process on a database of its own (removed again by stop()). */
+/** A server process on a database of its own, a migrated copy (removed again by stop()). */
 async function start(env: Record<string, string> = {}, under: string[] = []): Promise<Started> {
-  const database = await serverDatabase();
+  const database = await serverDatabase({ migrated: true });
   let server: ServerProcess;
   try {
     server = await startServerProcess({ ...database.env, ...env }, { under });
