@@ -12,8 +12,11 @@ export interface Stamp {
   what: string;
 }
 
+/** The init script's text: tsx names the functions of `stampCall` with a helper the page lacks (esbuild's keepNames). */
+export const stampScript = (): { content: string } => ({ content: `var __name = (f) => f; (${stampCall.toString()})();` });
+
 /** The init script (runs in the page before its own code). */
-export function stampCall(): void {
+function stampCall(): void {
   const stamps: { at: number; what: string }[] = [];
   (window as unknown as { __stamps: typeof stamps }).__stamps = stamps;
   const stamp = (what: string) => stamps.push({ at: Date.now(), what });

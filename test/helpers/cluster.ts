@@ -86,12 +86,26 @@ export async function startTwoNodes(env: Record<string, string>): Promise<TwoNod
   }
 }
 
-/** Waits until the page receives video and audio on at least `peers` of its connections, each. */
+/**
+ * Waits until the page receives video and audio from at least `peers` others: counted by received stream,
+ * so that a subscription through the SFU (everyone's media on one connection) counts each person in it.
+ */
 export async function expectFlowingFrom(page: Page, peers: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const all = await inboundStatsByConnection(page);
-    if (all.filter((s) => s.framesDecoded > 0 && s.audioPackets > 0).length >= peers) return;
+    const streams = await page.evaluate(async () => {
+      const counts = { video: 0, audio: 0 };
+      for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+        if (pc.connectionState === 'closed') continue;
+        (await pc.getStats()).forEach((s) => {
+          if (s.type === 'inbound-rtp' && s.kind === 'video' && (s.framesDecoded ?? 0) > 0) counts.video++;
+          if (s.type === 'inbound-rtp' && s.kind === 'audio' && (s.packetsReceived ?? 0) > 0) counts.audio++;
+        });
+      }
+      return counts;
+    });
+    if (Math.min(streams.video, streams.audio) >= peers) return;
     if (Date.now() > deadline) throw new Error(`media from ${peers} peer(s) not flowing within ${timeoutMs} ms: ${JSON.stringify(all)}`);
     await sleep(100);
   }
