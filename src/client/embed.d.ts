@@ -45,6 +45,13 @@ export interface ParleyEventDetails {
   camera_toggle: { enabled: boolean };
   /** The rating this participant gave after the call. */
   feedback: { rating: 'good' | 'neutral' | 'bad' };
+  /**
+   * The call is being recorded (everyone asked agreed), and whether this participant is: false for
+   * someone who did not agree; told again, with true, when they agree later.
+   */
+  recording_started: { recorded: boolean };
+  /** The recording of the call stopped. */
+  recording_stopped: Record<string, never>;
 }
 
 export type ParleyEventName = keyof ParleyEventDetails;

@@ -56,6 +56,8 @@ const EVENT_DETAILS: Record<ParleyEventMessage['event'], Record<string, (v: unkn
   microphone_toggle: { enabled: (v) => typeof v === 'boolean' },
   camera_toggle: { enabled: (v) => typeof v === 'boolean' },
   feedback: { rating: (v) => oneOf(v, ['good', 'neutral', 'bad'] as const) },
+  recording_started: { recorded: (v) => typeof v === 'boolean' },
+  recording_stopped: {},
 };
 
 /**

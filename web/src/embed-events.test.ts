@@ -68,6 +68,24 @@ describe('reportCallToParent', () => {
     expect(JSON.stringify(posted)).not.toMatch(/peer-/);
   });
 
+  it('tells when the call is recorded, whether this participant is, and when it stops', () => {
+    const state = createCallState({ name: 'Pat', role: 'guest', settings });
+    const { bridge, posted } = recordingBridge();
+    reportCallToParent(state, bridge);
+    state.joining('Pat', media);
+    state.joined({ self: pat, settings, peers: [ada] });
+    posted.length = 0;
+    state.setRecording({ enabled: true, state: 'asking', recorded: [] });
+    state.setRecording({ enabled: true, state: 'recording', recorded: [ada.id] });
+    state.setRecording({ enabled: true, state: 'recording', recorded: [ada.id, pat.id] });
+    state.setRecording({ enabled: true, state: 'idle', recorded: [] });
+    expect(posted).toEqual([
+      { event: 'recording_started', detail: { recorded: false } },
+      { event: 'recording_started', detail: { recorded: true } },
+      { event: 'recording_stopped', detail: {} },
+    ]);
+  });
+
   it("tells a guest's wait, the admission, and each way out by its documented reason", () => {
     const reasons = (['left', 'removed', 'denied', 'closed', 'deleted', 'replaced', 'refused'] as const).map((end) => {
       const state = createCallState({ name: 'Pat', role: 'guest', settings });

@@ -35,6 +35,8 @@ export function reportCallToParent(state: CallState, bridge: EmbedBridge): () =>
   if (!bridge.active) return () => {};
   /** The last status told: the first connection is not news, only losing it and getting it back. */
   let told: 'connected' | 'reconnecting' = 'connected';
+  /** Whether this participant was told the call is recorded, and whether it is itself (null: not recording). */
+  let recordedTold: boolean | null = null;
   const tell = (change: CallChange, now: Readonly<CallSnapshot>) => {
     switch (change.type) {
       case 'phase':
@@ -59,6 +61,12 @@ export function reportCallToParent(state: CallState, bridge: EmbedBridge): () =>
         return bridge.emit('camera_toggle', { enabled: now.camera });
       case 'feedback':
         return bridge.emit('feedback', { rating: change.rating });
+      case 'recording': {
+        const recorded = change.recording.state === 'recording' ? change.recording.recorded.includes(now.self.id ?? '') : null;
+        if (recorded === recordedTold) return;
+        recordedTold = recorded;
+        return recorded === null ? bridge.emit('recording_stopped', {}) : bridge.emit('recording_started', { recorded });
+      }
     }
   };
   return state.subscribe(tell);
