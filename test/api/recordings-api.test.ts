@@ -47,7 +47,9 @@ describe('list, download, audit, delete', () => {
   it("lists a room's recordings with their consents and status", async () => {
     const room = await createRoom(ctx, tenant.instanceToken, { enable_recording: true });
     expect((await get(`/api/rooms/${room.token}/recordings`, tenant.instanceToken)).json()).toEqual({ recordings: [] });
+    const t0 = clock.now();
     const ready = await readyRecording(ctx, room.token);
+    clock.advance(60_000); // oldest first: a later start
     const inProgress = await startRecording(ctx, room.token);
     const res = await get(`/api/rooms/${room.token}/recordings`, tenant.instanceToken);
     expect(res.statusCode, res.body).toBe(200);
@@ -59,15 +61,15 @@ describe('list, download, audit, delete', () => {
     expect(recordings[0]).toEqual({
       id: ready.id,
       status: 'ready',
-      started_at: clock.now().toISOString(),
-      ended_at: clock.now().toISOString(),
+      started_at: t0.toISOString(),
+      ended_at: t0.toISOString(),
       duration_seconds: 12.5,
       size_bytes: ready.bytes.length,
       content_type: 'video/webm',
       started_by: 'Dr. Who',
       consents: [
-        { display_name: 'Dr. Who', role: 'host', accepted_at: clock.now().toISOString() },
-        { display_name: 'Ann', role: 'guest', accepted_at: new Date(clock.now().getTime() + 1000).toISOString() },
+        { display_name: 'Dr. Who', role: 'host', accepted_at: t0.toISOString() },
+        { display_name: 'Ann', role: 'guest', accepted_at: new Date(t0.getTime() + 1000).toISOString() },
       ],
     });
     expect(recordings[1]).toMatchObject({ status: 'recording', ended_at: null, duration_seconds: null, size_bytes: null, content_type: null });

@@ -23,9 +23,10 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function roomId(): Promise<number> {
+async function roomId(overrides: Record<string, unknown> = { enable_recording: true }): Promise<number> {
   const tenant = await ctx.tenant();
-  const room = await createRoom(ctx, tenant.instanceToken);
+  await tenant.setFeature('recording', true);
+  const room = await createRoom(ctx, tenant.instanceToken, overrides);
   const row = await ctx.services.repos.rooms.findByToken({ tenantId: tenant.id, organizationId: null, additionalParticipants: false }, room.token);
   return row!.id;
 }
@@ -42,6 +43,14 @@ describe('services.recordings', () => {
     expect(events).toContainEqual({ type: 'recording-changed', roomId: id });
     await expect(ctx.services.recordings.start({ roomId: id, startedBy: 'Dr. Who', consents: [host] })).rejects.toThrow(/recorded already/);
     expect(await ctx.services.recordings.active(id)).toEqual(started);
+  });
+
+  it('refuses a room that does not allow recording, and leaves no directory', async () => {
+    const id = await roomId({});
+    const before = fs.readdirSync(dir).length;
+    await expect(ctx.services.recordings.start({ roomId: id, startedBy: 'Dr. Who', consents: [host] })).rejects.toThrow(/does not allow recording/);
+    expect(fs.readdirSync(dir)).toHaveLength(before);
+    expect(await ctx.services.recordings.active(id)).toBeNull();
   });
 
   it('adds the consent of a newcomer, renews while recording, and stops: processing with something recorded, failed without', async () => {

@@ -92,17 +92,25 @@ export function createRecordingsRepo(db: Db) {
 
     /**
      * A new recording in `recording` with its consents and its
-     * recording.started event; null when the room has one already (the
-     * partial unique index decides, so two nodes starting at once get one).
+     * recording.started event; 'busy' when the room has one already (the
+     * partial unique index decides, so two nodes starting at once get one),
+     * 'disabled' when the room does not allow recording (or is gone).
      */
-    async insert(fields: { id: string; roomId: number; startedBy: string; startedAt: Date; leaseUntil: Date }, consents: ConsentRow[]): Promise<RecordingWithRoom | null> {
+    async insert(
+      fields: { id: string; roomId: number; startedBy: string; startedAt: Date; leaseUntil: Date },
+      consents: ConsentRow[],
+    ): Promise<RecordingWithRoom | 'busy' | 'disabled'> {
       return db.transaction().execute(async (tx) => {
         const inserted = await sql<{ id: string }>`
           insert into recordings (id, room_id, status, started_by, started_at, lease_until)
-          values (${fields.id}, ${fields.roomId}, 'recording', ${fields.startedBy}, ${fields.startedAt}, ${fields.leaseUntil})
+          select ${fields.id}, id, 'recording', ${fields.startedBy}, ${fields.startedAt}, ${fields.leaseUntil}
+          from rooms where id = ${fields.roomId} and enable_recording
           on conflict (room_id) where status = 'recording' do nothing
           returning id`.execute(tx);
-        if (inserted.rows.length === 0) return null;
+        if (inserted.rows.length === 0) {
+          const room = await tx.selectFrom('rooms').select('enable_recording').where('id', '=', fields.roomId).executeTakeFirst();
+          return room?.enable_recording ? 'busy' : 'disabled';
+        }
         if (consents.length > 0) {
           await tx
             .insertInto('recording_consents')

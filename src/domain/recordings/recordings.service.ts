@@ -4,7 +4,7 @@
 // stops it. The state is in the database, so every node of a cluster reads
 // the same; every change is published on the room event bus
 // (`recording-changed`) for the hubs of every node.
-import { ConflictError, NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError, UnprocessableError } from '../../errors.js';
 import type { RoomEventBus } from '../buses/room-event-bus.js';
 import type { Clock } from '../support/clock.js';
 import type { Ids } from '../support/ids.js';
@@ -61,7 +61,8 @@ export function createRecordingsService({ repo, reads, files, events, clock, ids
 
     /**
      * A recording in `recording`, its raw directory made, recording.started
-     * sent. ConflictError when the room has one already (one at a time).
+     * sent. ConflictError when the room has one already (one at a time),
+     * UnprocessableError when the room does not allow recording (`enable_recording` off).
      */
     async start({ roomId, startedBy, consents }: { roomId: number; startedBy: string; consents: ConsentInput[] }): Promise<ActiveRecording> {
       const id = ids.uuid();
@@ -72,9 +73,9 @@ export function createRecordingsService({ repo, reads, files, events, clock, ids
         await files.remove(id);
         throw error;
       });
-      if (!row) {
+      if (row === 'busy' || row === 'disabled') {
         await files.remove(id);
-        throw new ConflictError('This room is being recorded already');
+        throw row === 'busy' ? new ConflictError('This room is being recorded already') : new UnprocessableError('This room does not allow recording (enable_recording)');
       }
       changed(roomId);
       return { id, roomId, rawDir, consentedPeerIds: consents.map((c) => c.peerId) };
