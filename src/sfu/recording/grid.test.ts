@@ -54,7 +54,7 @@ describe('the filter graph', () => {
     expect(graph).toContain('adelay=4200:all=1[a1]');
     expect(graph).toContain('[silence][a0][a1]amix=inputs=3:duration=first');
     expect(graph).toMatch(/\[base2\]null\[vout\]/);
-    expect(graph).toMatch(/normalize=0,alimiter=limit=0.9:level=false\[aout\]$/);
+    expect(graph).toMatch(/normalize=0,alimiter=limit=0.7:level=false\[aout\]$/);
   });
 
   it('still has a picture and a sound when only a voice or only a picture was recorded', () => {
