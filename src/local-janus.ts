@@ -30,9 +30,9 @@ const START_TIMEOUT_MS = 20_000;
  * again, wait 0.25, 0.5, 1, 2, 4, 8 s: bench/README.md, "Issue 41: faults").
  */
 const HEALTHY_AFTER_MS = 3_000;
-/** Janus is asked for `info` this often; one unanswered for HUNG_AFTER_MS is hung and killed (noticed within 3 s). */
+/** Janus is asked for `info` this often; one unanswered for HUNG_AFTER_MS is hung and killed (noticed within 3.5 s), as the node's sessions count it lost (src/sfu/janus-client.ts). */
 const WATCH_EVERY_MS = 1_000;
-const HUNG_AFTER_MS = 2_000;
+const HUNG_AFTER_MS = 2_500;
 
 /**
  * `sh -c JANUS_WRAPPER parley-janus janus <args>`: a watcher holding the
