@@ -71,8 +71,8 @@ try {
       const wallSeconds = (Date.now() - composing) / 1000;
       const cpu = childrenCpuSeconds() - cpuBefore;
       const raw = megabytes(rawDir);
-      const row = [count, seconds, fixed(made.durationSeconds), fixed(wallSeconds), fixed(wallSeconds / recordedMinutes), fixed(cpu / recordedMinutes), fixed(raw / recordedMinutes, 2), fixed(made.sizeBytes / 1e6 / recordedMinutes, 2)];
-      console.log(`[bench] ${row.join(' | ')} (load ${os.loadavg()[0]!.toFixed(1)})`);
+      const row = [count, seconds, fixed(made.durationSeconds), fixed(wallSeconds), fixed(wallSeconds / recordedMinutes), fixed(cpu / recordedMinutes), fixed(raw / recordedMinutes, 2), fixed(made.sizeBytes / 1e6 / recordedMinutes, 2), fixed(os.loadavg()[0]!)];
+      console.log(`[bench] ${row.join(' | ')}`);
       rows.push(row);
       fs.rmSync(rawDir, { recursive: true, force: true });
       fs.rmSync(outFile, { force: true });
@@ -87,7 +87,7 @@ try {
 console.log(`\nrecording processing, ${fps} fps 1280x720 VP8 (realtime, cpu-used 8) + Opus; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, ${os.cpus().length} cores\n`);
 console.log(
   markdownTable(
-    ['publishers', 'recorded (s)', 'file (s)', 'processing (s)', 'processing s per minute', 'CPU s per minute', 'raw MB per minute', 'output MB per minute'],
+    ['publishers', 'recorded (s)', 'file (s)', 'processing (s)', 'processing s per minute', 'CPU s per minute', 'raw MB per minute', 'output MB per minute', 'load average'],
     rows,
   ),
 );
