@@ -21,6 +21,13 @@ describe('the room events the main process forwards to the calls process', () =>
     ]);
   });
 
+  it("forwards every recording-changed (a recording stopped by the main process's jobs: docs/design.md, \"Recording with consent\")", () => {
+    const sent: RoomEvent[] = [];
+    const forwarded = forwardedEvents((event) => sent.push(event));
+    forwarded.bus.publish({ type: 'recording-changed', roomId: 5 });
+    expect(sent).toEqual([{ type: 'recording-changed', roomId: 5 }]);
+  });
+
   it('forgets every room when a new calls process starts', () => {
     const sent: RoomEvent[] = [];
     const forwarded = forwardedEvents((event) => sent.push(event));
