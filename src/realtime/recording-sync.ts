@@ -52,15 +52,18 @@ async function askerOf(ctx: HubContext, roomId: number): Promise<string> {
  * One participant here and the room's recording: its page told, its
  * publications recorded if it consented, asked if it was not asked yet.
  */
-function applyTo(ctx: HubContext, session: Session, room: RoomRecording, asker: () => Promise<string>): Promise<void> | void {
+function applyTo(ctx: HubContext, session: Session, room: RoomRecording, asker: () => Promise<string>, entering = false): Promise<void> | void {
   const peerId = session.participant!.peerId;
   const active = room.active;
   const consented = active?.consentedPeerIds.includes(peerId) ?? false;
   ctx.sfu?.record(session, consented ? `${active!.rawDir}/${peerId}` : null).catch((error: unknown) => ctx.log.warn({ err: error, peer: peerId }, 'recording not switched'));
   reply(session, stateOf(room));
-  if (!active || consented || room.asked.has(peerId)) return;
+  if (!active || consented) return;
+  // Back (a reload, a drop) before answering: asked again, the same question.
+  const open = entering ? [...room.asks].find(([, asked]) => asked === peerId)?.[0] : undefined;
+  if (room.asked.has(peerId) && !open) return;
   room.asked.add(peerId);
-  const askId = newAskId();
+  const askId = open ?? newAskId();
   room.asks.set(askId, peerId);
   return asker().then((by) => reply(session, { type: 'recording-consent-request', askId, by }));
 }
@@ -101,7 +104,7 @@ async function entered(ctx: HubContext, session: Session, row: RoomRow): Promise
   room.enabled = recordingEnabled(row);
   follow(room, await recordings.active(row.id));
   if (session.state !== 'joined') return;
-  await applyTo(ctx, session, room, () => askerOf(ctx, row.id));
+  await applyTo(ctx, session, room, () => askerOf(ctx, row.id), true);
   if (room.active) keepLease(ctx);
 }
 

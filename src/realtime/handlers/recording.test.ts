@@ -250,6 +250,21 @@ describe('during a recording', () => {
     expect(lastState(host)!.recorded).toContain(newcomer.joined.self.id);
   });
 
+  it('asks a newcomer back before answering (a reload) the same question again', async () => {
+    const { room, made } = await recording();
+    const newcomer = await hub().join(room.guest_token, 'Sam');
+    await hub().settle();
+    const asked = lastAsk(newcomer)!;
+    connectionClosed(hub().ctx, newcomer.session);
+    await hub().settle();
+    const back = await hub().join(room.guest_token, 'Sam', newcomer.joined.participantToken);
+    await hub().settle();
+    expect(back.joined.resumed).toBe(true);
+    expect(lastAsk(back)).toEqual(asked);
+    await answer(back, true);
+    expect(made.consents.map((c) => c.displayName)).toEqual(['Dr Grey', 'Pat', 'Sam']);
+  });
+
   it('keeps a newcomer who declines in the call, unrecorded, and tells the host', async () => {
     const { room, host, made } = await recording();
     const newcomer = await hub().join(room.guest_token, 'Sam');
