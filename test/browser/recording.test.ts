@@ -31,7 +31,7 @@ beforeAll(async () => {
   world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, RECORDINGS_DIR: recordingsDir });
   const tenant = await world.server.services.database.db.selectFrom('tenants').select('id').where('name', '=', 'Browser tests').executeTakeFirstOrThrow();
   await world.server.services.tenants.setTenantFeature(tenant.id, 'recording', true);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await world?.close();
