@@ -67,6 +67,7 @@ async function publication(
   local: MediaStream | null,
   made: (pc: RTCPeerConnection) => void,
   current: (pc: RTCPeerConnection) => boolean,
+  offered?: () => void,
 ): Promise<void> {
   const { signaling } = options;
   const pc = new RTCPeerConnection(options.rtcConfig());
@@ -78,7 +79,9 @@ async function publication(
   }
   const offer = await pc.createOffer();
   await pc.setLocalDescription(offer);
-  const reply = await signaling.request({ type: 'sfu-publish', kind, offer: offer.sdp! });
+  const replied = signaling.request({ type: 'sfu-publish', kind, offer: offer.sdp! });
+  offered?.();
+  const reply = await replied;
   if (reply.type !== 'sfu-answer' || !current(pc)) throw new Error(`publication refused: ${reply.type === 'error' ? reply.code : reply.type}`);
   await pc.setRemoteDescription({ type: 'answer', sdp: reply.sdp });
   ready();
@@ -117,11 +120,11 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   const layers = new Map<string, Substream>();
   let layerTimer: ReturnType<typeof setInterval> | null = null;
 
-  async function publish(kind: SfuKind, local: MediaStream | null): Promise<void> {
+  async function publish(kind: SfuKind, local: MediaStream | null, offered?: () => void): Promise<void> {
     await publication(options, kind, local, (pc) => {
       if (kind === 'camera') publisher = pc;
       else screenPublisher = pc;
-    }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc);
+    }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc, offered);
   }
 
   function streamFor(info: Pick<SfuStream, 'peerId' | 'kind'>): MediaStream {
@@ -166,8 +169,12 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     const pc = subscriber;
     await pc.setRemoteDescription({ type: 'offer', sdp });
     const answer = await pc.createAnswer();
-    await pc.setLocalDescription(answer);
-    signaling.send({ type: 'sfu-answer', sdp: answer.sdp! });
+    // Janus the DTLS client (setup:passive here), as on the publications, where the handshake followed ICE within
+    // tens of ms; with the browser as the client (Chromium's setup:active) the subscription's took 0.2-0.7 s
+    // (bench/README.md, "Issue 41: the third person's first frame").
+    const answerSdp = answer.sdp!.replace(/a=setup:active/g, 'a=setup:passive');
+    await pc.setLocalDescription({ type: 'answer', sdp: answerSdp });
+    signaling.send({ type: 'sfu-answer', sdp: answerSdp });
     subscriberReady?.();
     // A track whose mid now carries someone else's media is moved to that person's tile.
     for (const transceiver of pc.getTransceivers()) {
@@ -205,7 +212,12 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   async function connect(): Promise<void> {
     while (active) {
       try {
-        await Promise.all([publish('camera', options.stream()), subscribe(), screen ? publish('screen', screen) : undefined]);
+        // The camera's offer first: Parley works on a participant's requests in order, and a publication up sooner
+        // is what the others' subscriptions (a newcomer's first picture) wait for; a subscription asked for before
+        // anyone publishes is empty anyway, and Parley offers one as soon as someone does.
+        let offered = () => {};
+        const sent = new Promise<void>((resolve) => (offered = resolve));
+        await Promise.all([publish('camera', options.stream(), offered), sent.then(subscribe), screen ? publish('screen', screen) : undefined]);
         return;
       } catch {
         closeConnections();
