@@ -141,15 +141,18 @@ export async function seedMigratedDataDir(dataDir: string): Promise<void> {
   await promisify(execFile)('tar', ['-xf', tarball, '-C', target]);
 }
 
+/** TEST_DB_COPY=0: every test database made new and migrated, not copied (to compare, or to rule the copy out). */
+const copyMigrated = process.env.TEST_DB_COPY !== '0';
+
 /** A migrated database for one test file; close() releases (and on PostgreSQL drops) it. */
 export async function openTestDatabase(): Promise<DatabaseHandle & { url: string | null }> {
   if (testDb === 'pglite') {
-    const handle = await openPGlite(null, { loadDataDir: await migratedPGliteTarball() });
-    // Nothing to do on the migrated copy: what it finds applied is what this tree's migrations are.
+    const handle = await openPGlite(null, copyMigrated ? { loadDataDir: await migratedPGliteTarball() } : {});
+    // Nothing to do on the migrated copy (what it finds applied is what this tree's migrations are), all on a new one.
     await migrate(handle);
     return { ...handle, url: null };
   }
-  const { url, drop } = await createPostgresDatabase(await migratedPostgresTemplate());
+  const { url, drop } = await createPostgresDatabase(copyMigrated ? await migratedPostgresTemplate() : undefined);
   const handle = await openPostgres(url, 10);
   // Nothing to do on the migrated copy: what it finds applied is what this tree's migrations are.
   await migrate(handle);
