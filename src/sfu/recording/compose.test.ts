@@ -57,7 +57,7 @@ describe('the programs', () => {
     await expect(running).rejects.toThrow(/sleep aborted/);
     await expect(runTool('sleep', ['30'], { timeoutMs: 100 })).rejects.toThrow(/sleep took longer than 0 s/);
     // A program that reports its progress and stops doing so is a stall, long before its ceiling.
-    await expect(runTool('sh', ['-c', 'echo working; sleep 30'], { timeoutMs: 60_000, idleMs: 300 })).rejects.toThrow(/sh wrote nothing for 0 s/);
+    await expect(runTool('sh', ['-c', 'echo working; exec sleep 30'], { timeoutMs: 60_000, idleMs: 300 })).rejects.toThrow(/sh wrote nothing for 0 s/);
     const failed = await runTool('ffprobe', ['-v', 'error', path.join(dir, 'no-such-file.webm')], { timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(RecordingToolError);
     expect((failed as RecordingToolError).stderr).toMatch(/No such file/);
