@@ -17,7 +17,7 @@ import type { RecordingState } from '../shared/recording-protocol.js';
 import { reply, type Session } from './session.js';
 
 /** The room's `enable_recording` (docs/design.md, "Recording with consent"). */
-export const recordingEnabled = (row: RoomRow): boolean => (row as { enable_recording?: boolean }).enable_recording === true;
+export const recordingEnabled = (row: RoomRow): boolean => row.enable_recording;
 
 export const newAskId = () => randomBytes(12).toString('base64url');
 
