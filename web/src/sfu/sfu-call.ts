@@ -107,6 +107,24 @@ async function replaceOn(connections: (RTCPeerConnection | null)[], previous: Me
   await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
 }
 
+/**
+ * Janus the subscription's DTLS client (setup:passive in the answer), as on the publications, where the handshake
+ * followed ICE within tens of ms; with the browser as the client (Chromium's setup:active) the subscription's took
+ * 0.2-0.7 s (bench/README.md, "Issue 41: the third person's first frame").
+ */
+const janusLeadsDtls = (answer: string) => answer.replace(/a=setup:active/g, 'a=setup:passive');
+
+/**
+ * The camera's offer goes first: Parley works on a participant's requests in order, and a publication up sooner
+ * is what the others' subscriptions (a newcomer's first picture) wait for; a subscription asked for before anyone
+ * publishes is empty anyway, and Parley offers one as soon as someone does.
+ */
+async function publishFirst(camera: (offered: () => void) => Promise<void>, subscribe: () => Promise<void>, screen: Promise<void> | undefined): Promise<void> {
+  let offered = () => {};
+  const sent = new Promise<void>((resolve) => (offered = resolve));
+  await Promise.all([camera(offered), sent.then(subscribe), screen]);
+}
+
 export function createSfuCall(options: SfuCallOptions): SfuCall {
   const { signaling } = options;
   let active = false;
@@ -168,13 +186,9 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     }
     const pc = subscriber;
     await pc.setRemoteDescription({ type: 'offer', sdp });
-    const answer = await pc.createAnswer();
-    // Janus the DTLS client (setup:passive here), as on the publications, where the handshake followed ICE within
-    // tens of ms; with the browser as the client (Chromium's setup:active) the subscription's took 0.2-0.7 s
-    // (bench/README.md, "Issue 41: the third person's first frame").
-    const answerSdp = answer.sdp!.replace(/a=setup:active/g, 'a=setup:passive');
-    await pc.setLocalDescription({ type: 'answer', sdp: answerSdp });
-    signaling.send({ type: 'sfu-answer', sdp: answerSdp });
+    const answer = janusLeadsDtls((await pc.createAnswer()).sdp!);
+    await pc.setLocalDescription({ type: 'answer', sdp: answer });
+    signaling.send({ type: 'sfu-answer', sdp: answer });
     subscriberReady?.();
     // A track whose mid now carries someone else's media is moved to that person's tile.
     for (const transceiver of pc.getTransceivers()) {
@@ -212,12 +226,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   async function connect(): Promise<void> {
     while (active) {
       try {
-        // The camera's offer first: Parley works on a participant's requests in order, and a publication up sooner
-        // is what the others' subscriptions (a newcomer's first picture) wait for; a subscription asked for before
-        // anyone publishes is empty anyway, and Parley offers one as soon as someone does.
-        let offered = () => {};
-        const sent = new Promise<void>((resolve) => (offered = resolve));
-        await Promise.all([publish('camera', options.stream(), offered), sent.then(subscribe), screen ? publish('screen', screen) : undefined]);
+        await publishFirst((offered) => publish('camera', options.stream(), offered), subscribe, screen ? publish('screen', screen) : undefined);
         return;
       } catch {
         closeConnections();
