@@ -68,7 +68,6 @@ export const recordingsRoutes =
         if (range === 'unsatisfiable') {
           return reply.status(416).header('Content-Range', `bytes */${file.size}`).send({ error: `The range is outside the file (${file.size} bytes)` });
         }
-        await file.audit();
         const { start, end } = range ?? { start: 0, end: file.size - 1 };
         // Opened before the answer starts: a file deleted in between is a 404, not a broken 200.
         const stream = fs.createReadStream(file.path, { start, end: Math.max(start, end) });
@@ -78,7 +77,11 @@ export const recordingsRoutes =
         }).catch(() => {
           throw new NotFoundError('Recording not found');
         });
-        // The database work is done: a long download holds no slot of API_CONCURRENCY.
+        // Bytes will be sent: in the audit list. Then the database work is done: a long download holds no slot of API_CONCURRENCY.
+        await file.audit().catch((error: unknown) => {
+          stream.destroy();
+          throw error;
+        });
         leaveConcurrencyGate(reply);
         reply
           .type(file.contentType)
