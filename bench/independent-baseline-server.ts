@@ -49,6 +49,7 @@ const SCHEMA = `
     return_url text not null,
     host_return_url text,
     permanent boolean not null default false,
+    enable_recording boolean not null default false,
     created_at timestamptz not null,
     updated_at timestamptz not null
   );`;

@@ -77,7 +77,7 @@ describe.runIf(testDb === 'postgres')('the benchmark baselines answer with Parle
           name: 'x', token: 't', status: 'active', access_token: 'a', guest_token: 'g', host_display_name: null, guest_display_name: null,
           enable_chat: true, enable_screenshare: true, enable_invites: true, enable_audio_indicator: true, enable_waiting_room: false,
           locale: null, scheduled_at: new Date(), meeting_duration: 30, return_url: 'https://example.org', host_return_url: null,
-          permanent: false, doctor_id: null, created_at: new Date(), updated_at: new Date(), started_at: null, ended_at: null, closed_at: null,
+          permanent: false, enable_recording: false, doctor_id: null, created_at: new Date(), updated_at: new Date(), started_at: null, ended_at: null, closed_at: null,
         } as unknown as Parameters<typeof presentRoom>[0]['row'],
         currentParticipants: [],
         waitingParticipants: [],
