@@ -83,29 +83,64 @@ const streamsOf = (subscriber: Subscriber): SfuStream[] =>
 /** Any handle of this participant, to ask the room who publishes. */
 const someHandle = (state: SfuState): JanusHandle | null => state.publications.values().next().value?.handle ?? state.subscriber?.handle ?? null;
 
-export function createSfuCalls(options: {
+/** Work on a participant's handles, one at a time (SfuState.queue). */
+function serially<T>(state: SfuState, work: () => Promise<T>): Promise<T> {
+  const next = state.queue.then(work, work);
+  state.queue = next.catch(() => undefined);
+  return next;
+}
+
+/** A participant whose VideoRoom was destroyed under it (it stood empty) starts from a fresh pin on its page's next try. */
+const forgetIfRoomGone = (states: Map<Session, SfuState>, session: Session, state: SfuState) => (error: unknown) => {
+  if (isRoomGone(error) && states.get(session) === state) states.delete(session);
+  throw error;
+};
+
+/** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most. */
+async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin): Promise<void> {
+  const until = Date.now() + MOVE_TRIES_MS;
+  for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
+    try {
+      await instances.move(pin);
+      return;
+    } catch (error) {
+      if (Date.now() + wait > until) return log.warn({ err: error, room: roomId }, 'sfu room could not move yet');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+/**
+ * A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
+ * the move is done: told at once, while a local Janus is still starting again, every page failed its first try
+ * and waited a second for the next (bench/README.md, "Issue 41: faults").
+ */
+function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>, log: FastifyBaseLogger, send: (session: Session, message: ServerMessage) => void): void {
+  instances.onLost((instance) => {
+    const lost = [...states].filter(([, state]) => state.pin.instance === instance);
+    for (const [session] of lost) states.delete(session);
+    for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
+      void moveSoon(instances, log, roomId, pin).then(() => {
+        for (const [session, state] of lost) if (state.roomId === roomId) send(session, { type: 'sfu-restart' });
+      });
+    }
+  });
+}
+
+interface SfuCallsOptions {
   instances: JanusInstances;
   minParticipants: number;
   /** A room nobody here uses for this long loses its VideoRoom (SFU_EMPTY_ROOM_SECONDS; sfu-empty-rooms.ts). */
   emptyRoomMs: number;
   log: FastifyBaseLogger;
   send(session: Session, message: ServerMessage): void;
-}): SfuCalls {
+}
+
+export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
   const { instances, log } = options;
   const states = new Map<Session, SfuState>();
   const emptyRooms = createEmptyRooms({ instances, emptyRoomMs: options.emptyRoomMs, log, inUse: (roomId) => [...states.values()].some((state) => state.roomId === roomId) });
-  /** A participant whose VideoRoom was destroyed under it (it stood empty) starts from a fresh pin on its page's next try. */
-  const forgetIfRoomGone = (session: Session, state: SfuState) => (error: unknown) => {
-    if (isRoomGone(error) && states.get(session) === state) states.delete(session);
-    throw error;
-  };
   const recording = createSfuRecording();
-
-  const serially = <T>(state: SfuState, work: () => Promise<T>): Promise<T> => {
-    const next = state.queue.then(work, work);
-    state.queue = next.catch(() => undefined);
-    return next;
-  };
 
   async function stateOf(session: Session): Promise<SfuState> {
     const existing = states.get(session);
@@ -161,32 +196,7 @@ export function createSfuCalls(options: {
     if (event.janus === 'event' && changed) roomChanged(state.roomId);
   }
 
-  // A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
-  // the move is done: told at once, while a local Janus is still starting again, every page failed its first try
-  // and waited a second for the next (bench/README.md, "Issue 41: faults").
-  instances.onLost((instance) => {
-    const lost = [...states].filter(([, state]) => state.pin.instance === instance);
-    for (const [session] of lost) states.delete(session);
-    for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
-      void moveSoon(roomId, pin).then(() => {
-        for (const [session, state] of lost) if (state.roomId === roomId) options.send(session, { type: 'sfu-restart' });
-      });
-    }
-  });
-
-  /** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most. */
-  async function moveSoon(roomId: number, pin: SfuPin): Promise<void> {
-    const until = Date.now() + MOVE_TRIES_MS;
-    for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
-      try {
-        await instances.move(pin);
-        return;
-      } catch (error) {
-        if (Date.now() + wait > until) return log.warn({ err: error, room: roomId }, 'sfu room could not move yet');
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
-  }
+  moveLostRooms(instances, states, log, options.send);
 
   async function leave(session: Session): Promise<void> {
     // Back to peer to peer keeps what to record for the next publication; a connection gone needs it no more.
@@ -214,7 +224,7 @@ export function createSfuCalls(options: {
         const answer = (await publisher.publish({ type: 'offer', sdp: offer })).sdp;
         await recording.published(session, kind, publisher);
         return answer;
-      }).catch(forgetIfRoomGone(session, state));
+      }).catch(forgetIfRoomGone(states, session, state));
     },
     async record(session, base) {
       const apply = recording.set(session, base);
@@ -237,7 +247,7 @@ export function createSfuCalls(options: {
         await state.subscriber?.leave();
         state.subscriber = null;
         return (await sync(session, state)) ?? { sdp: null, streams: [] };
-      }).catch(forgetIfRoomGone(session, state));
+      }).catch(forgetIfRoomGone(states, session, state));
     },
     async answer(session, sdp) {
       const state = states.get(session);
