@@ -148,6 +148,7 @@ async function addressChanges(): Promise<number[]> {
     const host = await world.hostPage();
     const relative = await world.hostPage();
     const guest = await world.guestPage();
+    for (const page of [host, relative, guest]) watch(page);
     await joinCall(host, room.host_join_url, 'Host');
     await joinCall(relative, room.guest_join_url, 'Relative');
     await joinCall(guest, room.guest_join_url, 'Guest');
@@ -162,7 +163,9 @@ async function addressChanges(): Promise<number[]> {
         console.error(`change ${run + 1}: media back ${times.at(-1)} ms`);
       } catch (error) {
         console.error(`change ${run + 1}: ${(error as Error).message}`);
-        await everyoneSees(pages, 2, 60_000);
+        await everyoneSees(pages, 2, 60_000).catch(() => undefined);
+      } finally {
+        if (options.has('verbose')) for (const [i, page] of pages.entries()) console.error(`  page ${i} (change at ${at % 100_000}): ${timelines.get(page)!.splice(0).filter((line) => !line.includes('candidate') && !line.includes('layer')).join(', ')}`);
       }
     }
   } finally {
