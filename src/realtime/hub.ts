@@ -6,6 +6,7 @@
 import { receiveDecision } from './handlers/host-controls.js';
 import { heardForRecording } from './handlers/recording.js';
 import { handleRoomEvent } from './handlers/room-events.js';
+import { recordingSfuLost } from './recording-sync.js';
 import { createHubContext, type HubContext, type HubOptions } from './hub-context.js';
 import { openSession, type SessionHandle } from './session-handle.js';
 import type { Connection } from './session.js';
@@ -19,7 +20,10 @@ export type { Connection } from './session.js';
 
 /** The hub's shared state, wired to the handlers that react to what its rooms hear. */
 export function wiredHubContext(options: HubOptions): HubContext {
-  return createHubContext(options, { decision: receiveDecision, roomEvent: handleRoomEvent, heard: heardForRecording });
+  const ctx = createHubContext(options, { decision: receiveDecision, roomEvent: handleRoomEvent, heard: heardForRecording });
+  // A room no Janus took after its own was lost: its recording ends (docs/design.md, "Recording with consent").
+  ctx.sfu?.onRoomLost((roomId) => void ctx.inFlight.track(recordingSfuLost(ctx, roomId)).catch((error: unknown) => ctx.log.warn({ err: error, room: roomId }, 'recording not stopped')));
+  return ctx;
 }
 
 export function createHub(options: HubOptions) {

@@ -6,7 +6,8 @@
 // records the publications of those who consented (sfu-calls.ts record), and
 // asks whoever has not been asked for this recording yet, such as someone
 // who joined during it. It renews the recording's lease while it has someone
-// in the room, and stops the recording when the room closes or its last host leaves.
+// in the room, and stops the recording when the room closes, its last host
+// leaves, or no Janus takes the room after its own was lost.
 import { randomBytes } from 'node:crypto';
 import type { Participant } from '../domain/participation/participation.service.js';
 import type { ConsentInput } from '../domain/recordings/recordings.service.js';
@@ -139,6 +140,19 @@ export async function recordingRoomGone(ctx: HubContext, roomId: number): Promis
   }
   const active = ctx.recording.get(roomId)?.active;
   if (active) await ctx.options.recordings?.stop(active.id);
+}
+
+/**
+ * The room's Janus was lost and no instance took the room within the move's
+ * time (sfu-calls.ts): nothing of it is being recorded, so its recording ends
+ * with what was written (processing, then ready; failed with nothing) rather
+ * than stay `recording` with nothing written. Several nodes may notice.
+ */
+export async function recordingSfuLost(ctx: HubContext, roomId: number): Promise<void> {
+  const active = await ctx.options.recordings?.active(roomId);
+  if (!active) return;
+  ctx.log.warn({ room: roomId, recording: active.id }, 'recording stopped: no SFU took the room after its Janus was lost');
+  await ctx.options.recordings!.stop(active.id);
 }
 
 /**

@@ -56,6 +56,8 @@ export interface SfuCalls {
   record(session: Session, base: string | null): Promise<void>;
   /** The room was closed or deleted: its VideoRoom goes (a deleted room's pin went with its row: the one known here is used). */
   roomGone(roomId: number): Promise<void>;
+  /** Hears of a room whose Janus was lost and that no instance took within MOVE_TRIES_MS (its recording ends: recording-sync.ts). */
+  onRoomLost(listener: (roomId: number) => void): void;
   close(): Promise<void>;
 }
 
@@ -96,15 +98,18 @@ const forgetIfRoomGone = (states: Map<Session, SfuState>, session: Session, stat
   throw error;
 };
 
-/** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most. */
-async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin): Promise<void> {
+/** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most; false when none did. */
+async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin): Promise<boolean> {
   const until = Date.now() + MOVE_TRIES_MS;
   for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
     try {
       await instances.move(pin);
-      return;
+      return true;
     } catch (error) {
-      if (Date.now() + wait > until) return log.warn({ err: error, room: roomId }, 'sfu room could not move yet');
+      if (Date.now() + wait > until) {
+        log.warn({ err: error, room: roomId }, 'sfu room could not move yet');
+        return false;
+      }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
@@ -113,14 +118,16 @@ async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomI
 /**
  * A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
  * the move is done: told at once, while a local Janus is still starting again, every page failed its first try
- * and waited a second for the next (bench/README.md, "Issue 41: faults").
+ * and waited a second for the next (bench/README.md, "Issue 41: faults"). A room no instance took within
+ * MOVE_TRIES_MS is `roomLost`: nothing of it can be recorded (docs/design.md, "Recording with consent").
  */
-function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>, log: FastifyBaseLogger, send: (session: Session, message: ServerMessage) => void): void {
+function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>, log: FastifyBaseLogger, send: (session: Session, message: ServerMessage) => void, roomLost: (roomId: number) => void): void {
   instances.onLost((instance) => {
     const lost = [...states].filter(([, state]) => state.pin.instance === instance);
     for (const [session] of lost) states.delete(session);
     for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
-      void moveSoon(instances, log, roomId, pin).then(() => {
+      void moveSoon(instances, log, roomId, pin).then((moved) => {
+        if (!moved) roomLost(roomId);
         for (const [session, state] of lost) if (state.roomId === roomId) send(session, { type: 'sfu-restart' });
       });
     }
@@ -196,7 +203,8 @@ export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
     if (event.janus === 'event' && changed) roomChanged(state.roomId);
   }
 
-  moveLostRooms(instances, states, log, options.send);
+  const roomLostListeners: ((roomId: number) => void)[] = [];
+  moveLostRooms(instances, states, log, options.send, (roomId) => roomLostListeners.forEach((listener) => listener(roomId)));
 
   async function leave(session: Session): Promise<void> {
     // Back to peer to peer keeps what to record for the next publication; a connection gone needs it no more.
@@ -273,6 +281,7 @@ export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
       emptyRooms.used(roomId);
       await instances.release(roomId, here[0]?.[1].pin ?? null);
     },
+    onRoomLost: (listener) => void roomLostListeners.push(listener),
     async close() {
       await Promise.all([...states.keys()].map((session) => leave(session).catch(() => undefined)));
       emptyRooms.close();

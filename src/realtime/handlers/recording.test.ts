@@ -58,10 +58,13 @@ function fakeRecordings(events: RoomEventBus): RecordingsPort {
 
 /** What the SFU was told to record, per peer id (the last word: a base, or null). */
 const recordedAs = new Map<string, string | null>();
+/** Who listens for a room whose Janus was lost and that no instance took (the hub). */
+const roomLostListeners: ((roomId: number) => void)[] = [];
 const fakeSfu = (): SfuCalls =>
   ({
     minParticipants: 3,
     record: async (session, base) => void recordedAs.set(session.participant!.peerId, base),
+    onRoomLost: (listener) => void roomLostListeners.push(listener),
     leave: async () => {},
     roomGone: async () => {},
     close: async () => {},
@@ -285,6 +288,15 @@ describe('during a recording', () => {
     connectionClosed(hub().ctx, host.session);
     await vi.waitFor(() => expect(made.stopped).toBe(true), { timeout: 10_000 });
     await vi.waitFor(() => expect(lastState(guest)).toMatchObject({ state: 'idle' }), { timeout: 10_000 });
+  });
+
+  it('stops when no Janus took the room after its own was lost, and every page hears it', async () => {
+    const { host, guest, made } = await recording();
+    // The hub of this test registered last.
+    roomLostListeners.at(-1)!(made.roomId);
+    await vi.waitFor(() => expect(made.stopped).toBe(true), { timeout: 10_000 });
+    for (const page of [host, guest]) await vi.waitFor(() => expect(lastState(page)).toMatchObject({ state: 'idle', recorded: [] }), { timeout: 10_000 });
+    for (const page of [host, guest]) expect(recordedAs.get(page.joined.self.id)).toBeNull();
   });
 
   it('stops when the room is closed', async () => {
