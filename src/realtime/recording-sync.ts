@@ -107,6 +107,9 @@ async function entered(ctx: HubContext, session: Session, row: RoomRow): Promise
   if (session.state !== 'joined') return;
   await applyTo(ctx, session, room, () => askerOf(ctx, row.id), true);
   if (room.active) keepLease(ctx);
+  // A host's request to record may be under way (held by the host's node, this one or another) and wait for this
+  // participant, back after a reload: that node asks again. After the state above, which would close the question.
+  else if (recordingEnabled(row)) await ctx.rooms.tell(row.id, { type: 'recording-back', peerId: session.participant!.peerId });
 }
 
 /** The room's settings were read again: a change of enable_recording reaches the pages here. */

@@ -73,7 +73,7 @@ export function createRoomRegistry({ bus, log, onDecision, onHeard = () => false
       return;
     }
     if (!room.seen.firstTime(envelope)) return;
-    if (onHeard(roomId, message) || message.type === 'recording-answer') return;
+    if (onHeard(roomId, message) || message.type === 'recording-answer' || message.type === 'recording-back') return;
     for (const session of room.sessions) {
       const participant = session.participant;
       if (session.id === envelope.fromSession || !participant || (session.state !== 'joined' && session.state !== 'waiting')) continue;

@@ -40,6 +40,16 @@ export interface RecordingAnswer {
   at: string;
 }
 
+/**
+ * A participant entered the call (joined, or back after a reload or a drop) in a room that allows recording,
+ * sent to the room by its node: the node holding a host's request to record that still waits for this
+ * participant's answer asks it again, the same question (realtime/handlers/recording.ts).
+ */
+export interface RecordingBack {
+  type: 'recording-back';
+  peerId: string;
+}
+
 export interface SignalEnvelope {
   /** The connection that sent it: never delivered back to that connection. */
   fromSession: string;
@@ -47,7 +57,7 @@ export interface SignalEnvelope {
   to: string | null;
   /** Only participants of this role get it (the waiting list goes to hosts). */
   toRole?: 'host';
-  message: ServerMessage | SessionReplaced | HostDecision | ChatCatchUp | RecordingAnswer;
+  message: ServerMessage | SessionReplaced | HostDecision | ChatCatchUp | RecordingAnswer | RecordingBack;
   /** A chat line's own id, the same each time it is sent: a node delivers it once. */
   lineId?: string;
   /** When the sending node sent a chat line first (ms since the epoch, its clock). */

@@ -218,6 +218,32 @@ describe('the round of asking', () => {
     expect(recordings.filter((r) => r.roomId === id)).toEqual([]);
   });
 
+  it('asks again, the same question, whoever comes back (a reload) during the round before answering', async () => {
+    // A reload is a drop within the reconnect grace, not a leave: the round still waits for this guest.
+    const graced = await createHubFixture({ ...withRecording(), reconnectGraceMs: 60_000 });
+    try {
+      const { room, id } = await recordingRoom(graced);
+      const host = await graced.join(room.access_token, 'Dr Grey');
+      const guest = await graced.join(room.guest_token, 'Pat');
+      await graced.settle();
+      await start(host, graced);
+      const asked = lastAsk(guest)!;
+      connectionClosed(graced.ctx, guest.session);
+      await graced.settle();
+      const back = await graced.join(room.guest_token, 'Pat', guest.joined.participantToken);
+      expect(back.joined.resumed).toBe(true);
+      await vi.waitFor(() => expect(lastAsk(back)).toEqual(asked), { timeout: 10_000 });
+      expect(lastState(back)).toMatchObject({ state: 'asking' });
+      expect(host.connection.all('recording-consent-request')).toEqual([]);
+      await send(graced, back, { type: 'recording-consent', requestId: `c${++nextId}`, askId: asked.askId, accepted: true });
+      await vi.waitFor(() => expect(recordings.filter((r) => r.roomId === id)).toHaveLength(1), { timeout: 10_000 });
+      expect(recordings.find((r) => r.roomId === id)!.consents.map((c) => c.displayName)).toEqual(['Dr Grey', 'Pat']);
+      expect(host.connection.all('recording-declined')).toEqual([]);
+    } finally {
+      await graced.close();
+    }
+  });
+
   it('withdraws the request when the host leaves during it', async () => {
     const { id, host, guest } = await recordingCall();
     await start(host);

@@ -130,6 +130,12 @@ async function settle(ctx: HubContext, round: Round, outcome: RoundOutcome): Pro
   }
 }
 
+/** Someone asked in the round came back before answering: its page hears the request again (after its state on entry, from its own node). */
+async function askAgain(ctx: HubContext, round: Round, peerId: string): Promise<void> {
+  await ctx.rooms.tell(round.roomId, { type: 'recording-state', enabled: true, state: 'asking', recorded: [] }, { to: peerId });
+  await ctx.rooms.tell(round.roomId, { type: 'recording-consent-request', askId: round.askId, by: round.hostName }, { to: peerId });
+}
+
 /** The request is withdrawn (its host stopped it or left): every page closes its question. */
 async function cancel(ctx: HubContext, round: Round): Promise<void> {
   clearTimeout(round.timer);
@@ -141,7 +147,8 @@ async function cancel(ctx: HubContext, round: Round): Promise<void> {
 
 /**
  * What the hub hears on a room's channel that concerns recording: answers to
- * a request this node holds (for the node only), a request under way or over
+ * a request this node holds and someone asked in it coming back (for the node
+ * only), a request under way or over
  * (the pages get it too), and someone leaving (out of the count of a request;
  * the last host's leave stops the recording).
  */
@@ -149,6 +156,12 @@ export function heardForRecording(ctx: HubContext, roomId: number, message: Sign
   if (message.type === 'recording-answer') {
     const round = ctx.recording.rounds.get(message.askId);
     if (round) track(ctx, settle(ctx, round, round.consent.answer(message.peerId, message.accepted, new Date(message.at))));
+    return true;
+  }
+  if (message.type === 'recording-back') {
+    // Back (a reload, a drop) before answering a request held here: its new page is asked again, the same question.
+    const round = ctx.recording.roundIn(roomId);
+    if (round?.consent.waitsFor(message.peerId)) track(ctx, askAgain(ctx, round, message.peerId));
     return true;
   }
   if (message.type === 'recording-state') {
