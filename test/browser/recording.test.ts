@@ -6,7 +6,8 @@
 // API, holds one video and one audio stream of about the time recorded whose
 // frames change (ffprobe, ffmpeg). A guest who declines: nothing recorded,
 // the host told the guest's name. Someone who joins during a recording is
-// asked, and nothing of theirs is recorded until they accept.
+// asked, and nothing of theirs is recorded until they accept. A guest who
+// reloads before answering is asked the same question again.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -190,6 +191,25 @@ describe('recording with consent', () => {
     await expect.poll(() => guest.getByTestId('recording-indicator').textContent(), { timeout: 15_000 }).toBe('Recording');
     await eventually(async () => (await recordingsOf(room))[0]!.consents.length === 2, 10_000, 'the consent stored');
     await eventually(async () => (await rawPeers(room)).length === 2, 20_000, 'the newcomer recorded');
+    await host.getByTestId('record-button').click();
+    await host.getByTestId('recording-indicator').waitFor({ state: 'hidden', timeout: 15_000 });
+    await world.closeContexts();
+  }, 180_000);
+
+  it('asks a guest who reloads before answering the same question again, and records once they accept', async () => {
+    const { room, host, guest } = await call();
+    await host.getByTestId('record-button').click();
+    await guest.getByTestId('recording-consent').waitFor();
+    // A reload within the reconnect grace: still counted in the round, and asked again on the new page.
+    await guest.reload();
+    await guest.getByTestId('join-button').click();
+    const dialog = guest.getByTestId('recording-consent');
+    await dialog.waitFor({ timeout: 15_000 });
+    await expect.poll(() => dialog.textContent(), { timeout: 5000 }).toContain('Dr. Ada');
+    await guest.getByTestId('consent-accept').click();
+    for (const page of [host, guest]) await page.getByTestId('recording-indicator').waitFor({ timeout: 15_000 });
+    expect((await recordingsOf(room))[0]!.consents.map((c: Record<string, unknown>) => c.display_name)).toEqual(['Dr. Ada', 'Pat Patient']);
+    expect(await host.getByTestId('recording-declined').isVisible()).toBe(false);
     await host.getByTestId('record-button').click();
     await host.getByTestId('recording-indicator').waitFor({ state: 'hidden', timeout: 15_000 });
     await world.closeContexts();
