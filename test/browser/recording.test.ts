@@ -10,12 +10,11 @@
 // reloads before answering is asked the same question again.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
-import { startTestJanus } from '../helpers/janus.js';
+import { startRecordingWorld, type RecordingWorld } from '../helpers/recording-world.js';
 import { everyoneSees } from '../helpers/sfu.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
@@ -26,18 +25,15 @@ let recordingsDir: string;
 /** The types of the signaling frames each page sent. */
 const sent = new Map<Page, string[]>();
 
+let recording: RecordingWorld | undefined;
+
 beforeAll(async () => {
-  janus = await startTestJanus();
-  recordingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-recordings-'));
-  world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, RECORDINGS_DIR: recordingsDir });
-  const tenant = await world.server.services.database.db.selectFrom('tenants').select('id').where('name', '=', 'Browser tests').executeTakeFirstOrThrow();
-  await world.server.services.tenants.setTenantFeature(tenant.id, 'recording', true);
+  recording = await startRecordingWorld();
+  ({ janus, world, recordingsDir } = recording);
 }, 180_000);
 
 afterAll(async () => {
-  await world?.close();
-  await janus?.stop();
-  if (recordingsDir) fs.rmSync(recordingsDir, { recursive: true, force: true });
+  await recording?.close();
 });
 
 async function participant(): Promise<Page> {

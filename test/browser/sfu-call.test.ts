@@ -120,7 +120,11 @@ describe('a call through Janus', () => {
 
   it('shows the quality bars of the path through the SFU', async () => {
     const levels = (page: Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[data-testid="connection-quality"]')].map((bar) => bar.dataset.level));
-    await eventually(async () => (await Promise.all(pages.map(levels))).every((all) => all.length === 3 && all.every((level) => level === 'good' || level === 'fair')), 30_000, 'quality measured on every tile');
+    // Measured on every tile from the SFU path's own stats. Which level is the machine's: on a loaded two-core machine
+    // four pages' round trips to Janus can be `poor`; a tile whose stats were not read has no level, or `lost`.
+    const measured = ['good', 'fair', 'poor'];
+    await eventually(async () => (await Promise.all(pages.map(levels))).every((all) => all.length === 3 && all.every((level) => measured.includes(level ?? ''))), 30_000, 'quality measured on every tile');
+    console.log(`[sfu] quality levels per page: ${JSON.stringify(await Promise.all(pages.map(levels)))}`);
   }, 60_000);
 
   it('carries a screen share as a second publication', async () => {
