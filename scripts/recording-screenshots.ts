@@ -7,11 +7,10 @@
 // own, real headless Chromium with fake camera and microphone, as in
 // test/browser/recording.test.ts; everything it starts it stops.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { expectMediaFlowing, join, startWorld } from '../test/helpers/browser.js';
-import { startTestJanus } from '../test/helpers/janus.js';
+import { expectMediaFlowing, join } from '../test/helpers/browser.js';
+import { startRecordingWorld } from '../test/helpers/recording-world.js';
 
 const OUT = path.resolve('docs/screenshots');
 const SIZES = { phone: { width: 390, height: 844 }, laptop: { width: 1280, height: 800 } };
@@ -21,12 +20,9 @@ const settle = (ms = 1200) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
-  const janus = await startTestJanus();
-  const recordingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-recordings-'));
-  const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, RECORDINGS_DIR: recordingsDir });
+  const recording = await startRecordingWorld();
+  const { world } = recording;
   try {
-    const tenant = await world.server.services.database.db.selectFrom('tenants').select('id').where('name', '=', 'Browser tests').executeTakeFirstOrThrow();
-    await world.server.services.tenants.setTenantFeature(tenant.id, 'recording', true);
     for (const lang of LANGS) {
       for (const [size, viewport] of Object.entries(SIZES)) {
         const shot = async (page: Page, screen: string) => {
@@ -62,9 +58,7 @@ async function main() {
       }
     }
   } finally {
-    await world.close();
-    await janus.stop();
-    fs.rmSync(recordingsDir, { recursive: true, force: true });
+    await recording.close();
   }
 }
 
