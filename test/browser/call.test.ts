@@ -22,7 +22,7 @@ const guestFrames: Record<string, any>[] = [];
 beforeAll(async () => {
   // The receiver is on 127.0.0.1.
   // SFU off: this file is the peer-to-peer call (its third person comes and goes as a mesh peer); the SFU path
-  // is sfu-call.test.ts. A session that ended on the SFU path kept no network summary here (issue 41, open).
+  // is sfu-call.test.ts; the network summary of sessions that end on it, sfu-network-summary.test.ts (issue 41).
   world = await startWorld({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', SFU: 'off' });
   receiver = await startWebhookReceiver();
   const endpoint = await world.api('POST', '/api/webhook_endpoints', { url: receiver.url });

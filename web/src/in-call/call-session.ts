@@ -139,7 +139,14 @@ export function startCall(screen: CallScreen, options: CallOptions) {
     onSpeaker: participants.setSpeaker,
     onCamerasCounted: view.render,
   });
-  const monitor = startConnectionMonitor({ state, stage, peers: participants.tiles, connections: () => participants.byPeer(), signaling });
+  const monitor = startConnectionMonitor({
+    state,
+    stage,
+    peers: participants.tiles,
+    connections: () => participants.byPeer(),
+    measured: () => participants.measured(),
+    signaling,
+  });
   const screenShare = createScreenShare({
     request: (message) => signaling.request(message),
     tellStopped: () => signaling.send({ type: 'screenshare-stop' }),
@@ -175,7 +182,7 @@ export function startCall(screen: CallScreen, options: CallOptions) {
 
   async function leave() {
     screen.controls.setLeaving();
-    monitor.flush();
+    await monitor.flush();
     await signaling.request({ type: 'leave' }, 3000);
     finish('left');
   }

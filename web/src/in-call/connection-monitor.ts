@@ -19,8 +19,10 @@ export interface ConnectionMonitorOptions {
   stage: Pick<Stage, 'say' | 'saying'>;
   /** The tiles, which say when a peer's media is gone or its connection poor. */
   peers: Pick<RemotePeers, 'connectionLost' | 'quality'>;
-  /** The peer connections by peer id. */
+  /** The peer connections by peer id (through the SFU, the subscription for everyone). */
   connections(): [string, RTCPeerConnection][];
+  /** The connections the call's media takes, for the network summary: the peer connections, or the SFU path's publications and subscription. */
+  measured(): RTCPeerConnection[];
   signaling: Pick<Signaling, 'healthy' | 'queueMs' | 'probe' | 'send'>;
 }
 
@@ -37,10 +39,11 @@ export function startConnectionMonitor(options: ConnectionMonitorOptions) {
     probe: () => signaling.probe(),
   });
   // The server keeps a summary of what the connections measured (the participant sessions, docs/api.md).
-  const network = reportNetwork((report) => signaling.send(report));
-  const stopQuality = watchQuality(connections, (peerId, quality) => {
-    health.quality(peerId, quality);
-    network.record(peerId, quality);
+  const network = reportNetwork((report) => signaling.send(report), options.measured);
+  const sampled = () => [...connections().map(([, pc]) => pc), ...options.measured()];
+  const stopQuality = watchQuality(sampled, (pc, quality) => {
+    for (const [peerId, carrying] of connections()) if (carrying === pc) health.quality(peerId, quality);
+    if (options.measured().includes(pc)) network.record(pc, quality);
   });
   const mediaWatch = watchMediaFlow(connections, {
     // Is it us? The server answers at once if our own connection is fine.
@@ -66,7 +69,7 @@ export function startConnectionMonitor(options: ConnectionMonitorOptions) {
     },
     /** Whether media arrives on this connection now. */
     flowing: mediaWatch.flowing,
-    /** Sends what was measured so far (on leaving). */
+    /** Sends what was measured so far (on leaving), after a sample taken now if there is none since the last report. */
     flush: network.flush,
     stop() {
       stopQuality();

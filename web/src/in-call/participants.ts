@@ -172,6 +172,8 @@ export function createParticipants(options: ParticipantsOptions) {
     setSpeaker: peers.setSpeaker,
     /** The connection each other participant's media arrives on, on whichever path the call takes. */
     byPeer: () => sfu.byPeer(),
+    /** The connections the call's media takes, on whichever path (the network summary's). */
+    measured: () => sfu.measured(),
     /** What the page sends besides its camera (a screen), on whichever path the call takes. */
     outgoing: sfu.outgoing,
     /** The tiles, for what is said on them about each connection. */

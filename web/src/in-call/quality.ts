@@ -79,20 +79,21 @@ export function sample(report: RTCStatsReport, previous: Totals, { rampingUp = f
 }
 
 /**
- * Samples every connection `connections()` lists, every QUALITY_EVERY_MS,
- * and reports each peer's quality. Returns a stop function.
+ * Samples every connection `connections()` lists (once each, however many
+ * peers' media it carries: the SFU path's subscription carries everyone's),
+ * every QUALITY_EVERY_MS, and reports each one's quality. Returns a stop function.
  */
-export function watchQuality(connections: () => [string, RTCPeerConnection][], report: (peerId: string, quality: Quality) => void): () => void {
+export function watchQuality(connections: () => RTCPeerConnection[], report: (pc: RTCPeerConnection, quality: Quality) => void): () => void {
   const totals = new WeakMap<RTCPeerConnection, Totals & { connectedAt: number }>();
   const timer = setInterval(() => {
-    for (const [peerId, pc] of connections()) {
+    for (const pc of new Set(connections())) {
       if (pc.connectionState !== 'connected') continue;
       let previous = totals.get(pc);
       if (!previous) totals.set(pc, (previous = { received: 0, lost: 0, connectedAt: performance.now() }));
       const totalsOfPc = previous;
       const rampingUp = performance.now() - previous.connectedAt < RAMP_UP_MS;
       pc.getStats()
-        .then((stats) => report(peerId, sample(stats, totalsOfPc, { rampingUp })))
+        .then((stats) => report(pc, sample(stats, totalsOfPc, { rampingUp })))
         .catch(() => {});
     }
   }, QUALITY_EVERY_MS);

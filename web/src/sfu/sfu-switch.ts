@@ -109,6 +109,14 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       return call.active ? call.screenStreamId(peerId) : streamId;
     },
     connections: call.connections,
+    /**
+     * The connections the call's media takes now, which the network summary is computed from
+     * (docs/design.md, "Participant sessions"): the peer connections, or the SFU path's
+     * publications (upstream) and subscription (downstream).
+     */
+    measured(): RTCPeerConnection[] {
+      return call.active ? call.connections() : mesh.byPeer().map(([, pc]) => pc);
+    },
 
     /**
      * The connection each other participant's media arrives on: its own peer
