@@ -2,6 +2,7 @@
 // twice: TEST_DB=pglite, then TEST_DB=postgres against a throwaway PostgreSQL.
 // Browser and cluster tests live in vitest.browser.config.ts.
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/helpers/slow-first-sequencer.js';
 
 /**
  * Files that never open a database, whatever TEST_DB says: they run in the
@@ -35,5 +36,6 @@ export default defineConfig({
     // 2-core machines: two test files at a time.
     maxWorkers: 2,
     fileParallelism: true,
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });

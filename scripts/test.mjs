@@ -4,7 +4,9 @@
 //   pglite    api set (vitest.config.ts) with TEST_DB=pglite
 //   postgres  api set with TEST_DB=postgres, TEST_DATABASE_URL=<throwaway cluster>
 //   browser   test/browser/** (vitest.browser.config.ts, one file at a time)
-//   cluster   test/cluster/** with TEST_DB=postgres, TEST_DATABASE_URL
+//   cluster   test/cluster/** with TEST_DB=postgres, TEST_DATABASE_URL: beside the pglite
+//             and postgres sets (its tests mostly wait on outages: a third of a core),
+//             its output printed when it ends
 //
 // TEST_ONLY=pglite,postgres,browser,cluster runs just those steps. Extra CLI
 // arguments go to every vitest run (`npm test -- test/rooms -t "creates"`).
@@ -13,7 +15,7 @@
 // The last line printed is always `N passed, N failed`; the exit code is 0 only
 // if every step passed.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +45,8 @@ const reportDir = process.env.TEST_REPORT_DIR ? path.resolve(process.env.TEST_RE
 mkdirSync(reportDir, { recursive: true });
 /** @type {{name: string, ok: boolean, passed: number, failed: number, skipped: number, text: string, failures: string[]}[]} */
 const results = [];
-let child = null;
+/** The vitest runs under way: an interrupt stops each with its workers. */
+const children = new Set();
 let pg = null;
 /** The cluster starting beside the build: resolves to { started, ms } or { error }. */
 let pgStarting = null;
@@ -66,7 +69,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     if (interrupted) return;
     interrupted = true;
     console.error(`\n${sig}: stopping`);
-    if (child && child.exitCode === null) {
+    for (const child of children) {
       // The child leads its own process group: signal it with its workers.
       try {
         process.kill(-child.pid, sig);
@@ -83,20 +86,37 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 process.on('exit', cleanup);
 
 /**
- * Run a command with inherited stdio in its own process group (so an interrupt
- * can stop it and every worker it forked); resolves to its exit code.
+ * Run a command in its own process group (so an interrupt can stop it and every
+ * worker it forked); resolves to its exit code. Its output is this process's,
+ * or with `logFile` written there (a set running beside another).
  */
-function run(cmd, args, env = process.env) {
+function run(cmd, args, env = process.env, logFile = null) {
   return new Promise((resolve) => {
-    child = spawn(cmd, args, { stdio: 'inherit', env, detached: true });
+    const log = logFile ? createWriteStream(logFile) : null;
+    const child = spawn(cmd, args, { stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit', env, detached: true });
+    children.add(child);
+    if (log) {
+      child.stdout.pipe(log, { end: false });
+      child.stderr.pipe(log, { end: false });
+    }
+    let finished = false;
+    const done = async (code) => {
+      if (finished) return;
+      finished = true;
+      children.delete(child);
+      if (log) {
+        // What is still in the pipes, unless a process the set left behind holds them open.
+        const drained = (stream) => new Promise((ok) => (stream.readableEnded ? ok() : stream.once('end', ok)));
+        await Promise.race([Promise.all([drained(child.stdout), drained(child.stderr)]), new Promise((ok) => setTimeout(ok, 2000))]);
+        await new Promise((ok) => log.end(ok));
+      }
+      resolve(code);
+    };
     child.on('error', (err) => {
       console.error(`${cmd}: ${err.message}`);
-      resolve(127);
+      done(127);
     });
-    child.on('exit', (code, signal) => {
-      child = null;
-      resolve(code ?? (signal ? 128 : 1));
-    });
+    child.on('exit', (code, signal) => done(code ?? (signal ? 128 : 1)));
   });
 }
 
@@ -114,10 +134,13 @@ function hasTestFiles(dir) {
 const vitestBin = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
 
 /**
- * One vitest run. env: extra variables (undefined values are removed).
+ * One vitest run. env: extra variables (undefined values are removed). beside:
+ * it runs beside another set, its output kept and printed when it ends.
  */
-async function vitest(name, { config, env }) {
-  banner(`${name}: vitest${config ? ` --config ${config}` : ''}${extraArgs.length ? ` ${extraArgs.join(' ')}` : ''}`);
+async function vitest(name, { config, env, beside = false }) {
+  const title = `${name}: vitest${config ? ` --config ${config}` : ''}${extraArgs.length ? ` ${extraArgs.join(' ')}` : ''}`;
+  const logFile = beside ? path.join(tmp, `${name}.log`) : null;
+  banner(beside ? `${title} (beside the other sets; its output when it ends)` : title);
   const jsonFile = path.join(reportDir, `${name}.json`);
   const args = [
     vitestBin,
@@ -135,8 +158,12 @@ async function vitest(name, { config, env }) {
     else fullEnv[k] = v;
   }
   const t0 = Date.now();
-  const code = await run(process.execPath, args, fullEnv);
+  const code = await run(process.execPath, args, fullEnv, logFile);
   const took = secs(Date.now() - t0);
+  if (logFile) {
+    banner(`${title}: its output`);
+    process.stdout.write(readFileSync(logFile, 'utf8'));
+  }
 
   let report = null;
   try {
@@ -212,8 +239,8 @@ function record(name, ok, passed, failed, skipped, text, failures = [], slowest 
 }
 
 async function main() {
-  // The PostgreSQL cluster the postgres and cluster sets need starts now, beside the build and the
-  // pglite set (it is mostly waiting on the disk), and is ready by the time the postgres set begins.
+  // The PostgreSQL cluster the postgres and cluster sets need starts now, beside the build
+  // (it is mostly waiting on the disk).
   const needPg = only.includes('postgres') || (only.includes('cluster') && hasTestFiles('test/cluster'));
   if (needPg && !process.env.TEST_DATABASE_URL) {
     const t0 = Date.now();
@@ -234,25 +261,19 @@ async function main() {
     else record('build', false, 0, 1, 0, `FAILED, exit ${code} (${secs(Date.now() - t0)}); counted as 1 failure`);
   }
 
-  // b. api set on PGlite
-  if (only.includes('pglite')) {
-    await vitest('pglite', { env: { TEST_DB: 'pglite', TEST_DATABASE_URL: undefined } });
-  }
-
-  // c. api set on PostgreSQL (and the cluster set below needs it too)
+  // b. PostgreSQL, which the postgres and cluster sets need, ready by now
   let dbUrl = null;
   if (needPg) {
     if (process.env.TEST_DATABASE_URL) {
       dbUrl = process.env.TEST_DATABASE_URL;
       record('pg-start', true, 0, 0, 0, `using TEST_DATABASE_URL from the environment`);
     } else {
-      banner('postgres: the throwaway cluster started beside the build');
       const t0 = Date.now();
       const outcome = await pgStarting;
       if (outcome.started) {
         pg = outcome.started;
         dbUrl = pg.url;
-        record('pg-start', true, 0, 0, 0, `PostgreSQL started in ${secs(outcome.ms)}, ${secs(Date.now() - t0)} waited for here (${pg.binDir})`);
+        record('pg-start', true, 0, 0, 0, `PostgreSQL started beside the build in ${secs(outcome.ms)}, ${secs(Date.now() - t0)} waited for here (${pg.binDir})`);
       } else {
         const err = outcome.error;
         const missing = !findPostgresBinDir();
@@ -265,12 +286,35 @@ async function main() {
       }
     }
   }
+
+  // c. the cluster set, beside the api sets when they run (test/README.md, "Where the time goes")
+  let cluster = Promise.resolve();
+  if (only.includes('cluster')) {
+    if (!hasTestFiles('test/cluster')) {
+      record('cluster', true, 0, 0, 0, 'no test files in test/cluster/ yet');
+      console.log('\ncluster: no test files in test/cluster/ yet, going on');
+    } else if (!dbUrl) {
+      record('cluster', false, 0, 0, 0, 'not run: no PostgreSQL');
+    } else {
+      cluster = vitest('cluster', {
+        config: 'vitest.browser.config.ts',
+        env: { PARLEY_TEST_SET: 'cluster', TEST_DB: 'postgres', TEST_DATABASE_URL: dbUrl },
+        beside: only.includes('pglite') || only.includes('postgres'),
+      });
+    }
+  }
+
+  // d. the api set on PGlite, then on PostgreSQL
+  if (only.includes('pglite')) {
+    await vitest('pglite', { env: { TEST_DB: 'pglite', TEST_DATABASE_URL: undefined } });
+  }
   if (only.includes('postgres')) {
     if (dbUrl) await vitest('postgres', { env: { TEST_DB: 'postgres', TEST_DATABASE_URL: dbUrl } });
     else record('postgres', false, 0, 0, 0, 'not run: no PostgreSQL');
   }
+  await cluster;
 
-  // d. browser and cluster sets, once each
+  // e. the browser set, alone: its calls need the machine's CPU
   if (only.includes('browser')) {
     if (!hasTestFiles('test/browser')) {
       record('browser', true, 0, 0, 0, 'no test files in test/browser/ yet');
@@ -279,19 +323,6 @@ async function main() {
       await vitest('browser', {
         config: 'vitest.browser.config.ts',
         env: { PARLEY_TEST_SET: 'browser', TEST_DB: 'pglite', TEST_DATABASE_URL: undefined },
-      });
-    }
-  }
-  if (only.includes('cluster')) {
-    if (!hasTestFiles('test/cluster')) {
-      record('cluster', true, 0, 0, 0, 'no test files in test/cluster/ yet');
-      console.log('\ncluster: no test files in test/cluster/ yet, going on');
-    } else if (!dbUrl) {
-      record('cluster', false, 0, 0, 0, 'not run: no PostgreSQL');
-    } else {
-      await vitest('cluster', {
-        config: 'vitest.browser.config.ts',
-        env: { PARLEY_TEST_SET: 'cluster', TEST_DB: 'postgres', TEST_DATABASE_URL: dbUrl },
       });
     }
   }

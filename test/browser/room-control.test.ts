@@ -171,33 +171,20 @@ describe('speed', () => {
     expect(await guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => !v.paused && v.videoWidth > 0 && v.closest('.tile.self') !== null)).toBe(true);
   });
 
-  // Five calls one after another: far more than the config's minute on a loaded machine.
-  it('measures the time from Join to the first decoded remote frame', { timeout: 300_000 }, async () => {
-    const samples: number[] = [];
-    for (let run = 0; run < 5; run++) {
-      const room = await world.createRoom();
-      const host = await world.participant();
-      const guest = await world.participant();
-      await join(host, room.host_join_url, 'Host');
-      await guest.goto(room.guest_join_url);
-      await guest.getByTestId('name-input').fill('Guest');
-      // Camera and microphone are ready before the clicking starts, as they are for a person looking at the preview.
-      await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
-      const started = Date.now();
-      await guest.getByTestId('join-button').click();
-      for (;;) {
-        if ((await inboundStats(guest)).framesDecoded > 0) break;
-        if (Date.now() - started > 30_000) throw new Error('no remote frame within 30 s');
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      samples.push(Date.now() - started);
-      await world.closeContexts();
-    }
-    samples.sort((a, b) => a - b);
-    const median = samples[Math.floor(samples.length / 2)]!;
-    console.log(`[bench] join -> first remote frame: median ${median} ms over ${samples.length} runs (${samples.join(', ')} ms)`);
-    // The figure is for the benchmarks, not a bound on this machine's speed: the ceiling, far above what
-    // a working build takes on a loaded machine, only catches a join that hangs for seconds.
-    expect(median).toBeLessThan(10_000);
+  // One join: the median over runs is the benchmark's (`npm run bench:browser`, bench/README.md), not this file's.
+  it('measures the time from Join to the first decoded remote frame', async () => {
+    const room = await world.createRoom();
+    const host = await world.participant();
+    const guest = await world.participant();
+    await join(host, room.host_join_url, 'Host');
+    await guest.goto(room.guest_join_url);
+    await guest.getByTestId('name-input').fill('Guest');
+    // Camera and microphone are ready before the clicking starts, as they are for a person looking at the preview.
+    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 15_000 }).toBeGreaterThan(0);
+    const started = Date.now();
+    await guest.getByTestId('join-button').click();
+    // A ceiling far above what a working build takes on a loaded machine: only a join that hangs reaches it.
+    await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 30_000, interval: 10 }).toBeGreaterThan(0);
+    console.log(`[bench] join -> first remote frame: ${Date.now() - started} ms`);
   });
 });
