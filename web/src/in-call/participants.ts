@@ -99,13 +99,7 @@ export function createParticipants(options: ParticipantsOptions) {
         peers.keepOnly(joined.peers.map((p) => p.id));
         for (const info of joined.peers) if (!peers.has(info.id)) peers.add(info);
         // Through the SFU: nobody is called peer to peer.
-        if (!sfu.entered(joined)) {
-          mesh.resume(
-            joined.peers.map((p) => p.id),
-            rtcConfig,
-            options.flowing,
-          );
-        }
+        if (!sfu.entered(joined)) mesh.resume(joined.peers.map((p) => p.id), rtcConfig, options.flowing);
       } else {
         peers.removeAll();
         mesh.reset(joined.self.id, rtcConfig);
