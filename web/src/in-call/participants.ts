@@ -47,11 +47,13 @@ export function createParticipants(options: ParticipantsOptions) {
   const mesh = new Mesh('', {}, {
     send: (to, data) => options.signaling.send({ type: 'signal', to, data }),
     onTrack: (peerId, track, from) => {
+      // A peer moved to the SFU path shows what comes from there (sfu-switch.ts).
+      if (!sfu.meshShown(peerId)) return;
       // Media can come before the news of who sends it.
       if (!peers.has(peerId)) arrive({ id: peerId, name: t('call.unknownParticipant'), role: 'guest' });
       peers.track(peerId, track, from);
     },
-    onState: options.onConnectionState,
+    onState: (peerId, connection) => sfu.meshShown(peerId) && options.onConnectionState(peerId, connection),
   });
   // From the server's threshold the call's media goes through the SFU (docs/design.md, "Group calls through an SFU").
   const sfu = createSfuSwitch({

@@ -138,8 +138,11 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
   }
 
   /**
-   * The stream announced as a screen goes to a screen tile, any other to the
-   * camera tile. Tracks and announcements may arrive in either order.
+   * The stream announced as a screen goes to a screen tile, the newest other
+   * one to the camera tile (the one of a connection made again, of the SFU
+   * path once the peer moved to it), set once: setting a <video>'s srcObject
+   * again starts it over, a flicker. Tracks and announcements may arrive in
+   * either order.
    */
   function placeStreams(peer: RemotePeer) {
     for (const [id, tile] of peer.screens) {
@@ -149,9 +152,10 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
         peer.streams.delete(id);
       }
     }
+    let camera: MediaStream | null = null;
     for (const [id, stream] of peer.streams) {
       if (id !== peer.screenId) {
-        if (peer.video.srcObject !== stream) peer.video.srcObject = stream;
+        camera = stream;
         continue;
       }
       if (peer.screens.has(id)) continue;
@@ -163,6 +167,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       peer.screens.set(id, tile);
       options.addTile(tile);
     }
+    if (camera && peer.video.srcObject !== camera) peer.video.srcObject = camera;
   }
 
   return {
@@ -178,6 +183,8 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
     track: (peerId, track, from) => {
       const peer = peers.get(peerId);
       if (!peer) return;
+      // A stream of a new connection under a known id (the peer's own stream's, peer to peer) is the newest.
+      if (peer.streams.get(from.id) !== from) peer.streams.delete(from.id);
       peer.streams.set(from.id, from);
       placeStreams(peer);
       if (track.kind === 'audio') {

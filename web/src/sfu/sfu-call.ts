@@ -39,6 +39,8 @@ export interface SfuCall {
   connections(): RTCPeerConnection[];
   /** The one connection everyone else's media arrives on, once made. */
   subscription(): RTCPeerConnection | null;
+  /** Whether a participant's camera arrives on the subscription: its video decoded frames (its sound came, if it sends no video). */
+  receiving(peerId: string): Promise<boolean>;
 }
 
 /** Candidates of a connection whose handle at the SFU may not exist yet: sent once the answer came. */
@@ -107,6 +109,19 @@ async function replaceOn(connections: (RTCPeerConnection | null)[], previous: Me
   await Promise.all(senders.map((sender) => sender.replaceTrack(next).catch(() => {})));
 }
 
+/** Whether a participant's camera arrives on the subscription `pc`: its video decoded frames (its sound came, if it sends no video). */
+async function cameraArriving(pc: RTCPeerConnection | null, streams: Map<string, SfuStream>, peerId: string): Promise<boolean> {
+  const camera = [...streams.values()].filter((info) => info.peerId === peerId && info.kind === 'camera');
+  const info = camera.find((s) => s.media === 'video') ?? camera.find((s) => s.media === 'audio');
+  const receiver = info && pc?.getTransceivers().find((transceiver) => transceiver.mid === info.mid)?.receiver;
+  if (!receiver) return false;
+  let arrived = false;
+  (await receiver.getStats()).forEach((s: { type: string; framesDecoded?: number; packetsReceived?: number }) => {
+    if (s.type === 'inbound-rtp' && ((info.media === 'video' ? s.framesDecoded : s.packetsReceived) ?? 0) > 0) arrived = true;
+  });
+  return arrived;
+}
+
 /**
  * Janus the subscription's DTLS client (setup:passive in the answer), as on the publications, where the handshake
  * followed ICE within tens of ms; with the browser as the client (Chromium's setup:active) the subscription's took
@@ -167,7 +182,6 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     };
     return pc;
   }
-
   let subscriberReady: (() => void) | null = null;
 
   /** Offers are taken one at a time: a second one arriving mid-negotiation waits for the first's answer. */
@@ -263,6 +277,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     },
     connections: () => [publisher, screenPublisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
     subscription: () => subscriber,
+    receiving: (peerId) => cameraArriving(subscriber, streams, peerId),
     share(shared) {
       screen = shared;
       if (!active) return;

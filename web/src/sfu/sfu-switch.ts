@@ -1,16 +1,19 @@
 // Moving a call between its two media paths (docs/design.md, "Group calls
 // through an SFU"): the mesh (../mesh.ts) below the server's threshold, the
 // SFU (sfu-call.ts) from it. Going up, the page starts its publication and
-// subscription and closes its peer-to-peer connections, which the others
-// close too as they count the same people; while it is up, the others'
-// peer-to-peer signals are not taken, except an offer once the room is below
-// the threshold (someone went back first: this page follows at once). Going
-// down, the SFU path stops and the mesh calls again, one side per pair
+// subscription and keeps each peer-to-peer connection until that peer's media
+// comes through the SFU (make-before-break, handover.ts); the newcomer who
+// brings the room to the threshold calls the others peer to peer too, as they
+// are still on the mesh. While it is up, the peer-to-peer signals of peers not
+// yet moved are taken, the others' not, except an offer once the room is
+// below the threshold (someone went back first: this page follows at once).
+// Going down, the SFU path stops and the mesh calls again, one side per pair
 // (Mesh.present: the smaller peer id calls).
 import type { ServerMessage } from '../../../src/shared/protocol.js';
 import type { Mesh } from '../mesh.js';
 import type { Signaling } from '../signaling.js';
 import type { Joined } from '../in-call/reconnection.js';
+import { createHandover, MOVED_TO_SFU } from './handover.js';
 import { createPathChoice, type PathChoice } from './path-choice.js';
 import { createSfuCall } from './sfu-call.js';
 
@@ -25,28 +28,64 @@ export interface SfuSwitchOptions {
 
 export type SfuSwitch = ReturnType<typeof createSfuSwitch>;
 
+/** The SFU path, and the handover to it of the peers on the mesh when it goes up. */
+function sfuPath(options: SfuSwitchOptions, rtcConfig: () => RTCConfiguration) {
+  /** Each peer's camera through the SFU, held back while its tile still shows its peer-to-peer media. */
+  const held = new Map<string, MediaStream>();
+  const call = createSfuCall({
+    signaling: options.signaling,
+    rtcConfig,
+    stream: options.stream,
+    onTrack: (peerId, track, from, kind) => {
+      if (kind === 'camera' && handover.onMesh(peerId)) held.set(peerId, from);
+      else options.onTrack(peerId, track, from, kind);
+    },
+  });
+  const handover = createHandover({
+    arriving: async (peerId) => held.has(peerId) && (await call.receiving(peerId)),
+    show: (peerId) => {
+      const stream = held.get(peerId);
+      held.delete(peerId);
+      if (stream && options.others().includes(peerId)) for (const track of stream.getTracks()) options.onTrack(peerId, track, stream, 'camera');
+    },
+    tell: (peerId) => options.signaling.send({ type: 'signal', to: peerId, data: { description: { type: MOVED_TO_SFU } } }),
+    close: (peerId) => options.mesh.remove(peerId),
+  });
+  return { call, handover, held };
+}
+
 export function createSfuSwitch(options: SfuSwitchOptions) {
   const { mesh } = options;
   let rtcConfig: RTCConfiguration = {};
   let choice: PathChoice | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
-  const call = createSfuCall({ signaling: options.signaling, rtcConfig: () => rtcConfig, stream: options.stream, onTrack: options.onTrack });
+  /** The peers a newcomer at the threshold calls peer to peer while its SFU path comes up (entered). */
+  let arriving: string[] | null = null;
+  const { call, handover, held } = sfuPath(options, () => rtcConfig);
 
   const up = () => {
-    for (const [id] of mesh.byPeer()) mesh.remove(id);
+    handover.begin(arriving ?? options.others());
     call.start().catch(() => {
       // Janus refused or could not be reached: the next change of people tries again.
       call.stop();
     });
   };
   const down = () => {
+    handover.end();
+    held.clear();
     call.stop();
     for (const id of options.others()) mesh.present(id);
   };
 
   return {
-    /** In the call (first or again): whether it goes through the SFU, in which case the newcomer calls nobody peer to peer. */
+    /**
+     * In the call (first or again): whether this page calls nobody peer to peer, as the call goes through the SFU.
+     * The newcomer who brings the room to the threshold does call the others, who were still on the mesh; its
+     * SFU path starts at once too, and each peer's media moves to it when it comes (handover.ts). Someone who
+     * does not know yet that the call is recorded (told after `joined`) may call peers who are on the SFU
+     * already: they do not answer, and its own handover closes those connections.
+     */
     entered(joined: Joined): boolean {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
@@ -54,8 +93,11 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
       if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
+      const atThreshold = !joined.resumed && !recorded && choice.path === 'mesh' && joined.peers.length + 1 === joined.sfu.minParticipants;
+      arriving = atThreshold ? joined.peers.map((peer) => peer.id) : null;
       choice.count(1 + joined.peers.length);
-      return choice.path === 'sfu';
+      arriving = null;
+      return choice.path === 'sfu' && !atThreshold;
     },
 
     /** True when the message was the SFU path's to take (or a peer-to-peer signal it holds back). */
@@ -64,7 +106,12 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
         void call.handle(message).catch(() => {});
         return true;
       }
-      if (message.type !== 'signal' || choice?.path !== 'sfu') return false;
+      if (message.type !== 'signal') return false;
+      if ('description' in message.data && message.data.description.type === MOVED_TO_SFU) {
+        handover.told(message.from);
+        return true;
+      }
+      if (choice?.path !== 'sfu' || handover.open(message.from)) return false;
       if ('description' in message.data && message.data.description.type === 'offer') choice.downNow();
       return choice.path === 'sfu';
     },
@@ -82,6 +129,11 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
 
     get path() {
       return choice?.path ?? 'mesh';
+    },
+
+    /** Whether the peer's tile shows what comes peer to peer: that connection's tracks and states count. */
+    meshShown(peerId: string): boolean {
+      return (choice?.path ?? 'mesh') === 'mesh' || handover.onMesh(peerId);
     },
 
     /**
@@ -111,25 +163,30 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     connections: call.connections,
     /**
      * The connections the call's media takes now, which the network summary is computed from
-     * (docs/design.md, "Participant sessions"): the peer connections, or the SFU path's
-     * publications (upstream) and subscription (downstream).
+     * (docs/design.md, "Participant sessions"): the peer connections, and the SFU path's
+     * publications (upstream) and subscription (downstream) while it is on (both during the handover).
      */
     measured(): RTCPeerConnection[] {
-      return call.active ? call.connections() : mesh.byPeer().map(([, pc]) => pc);
+      const direct = mesh.byPeer().map(([, pc]) => pc);
+      return call.active ? [...call.connections(), ...direct] : direct;
     },
 
     /**
      * The connection each other participant's media arrives on: its own peer
      * connection in the mesh, the one subscription through the SFU (so the
-     * quality bars and the media watch read the path to the SFU for everyone).
+     * quality bars and the media watch read the path to the SFU for everyone), except for
+     * a peer whose tile still shows its peer-to-peer media during the handover.
      */
     byPeer(): [string, RTCPeerConnection][] {
       const subscription = call.active ? call.subscription() : null;
-      return subscription ? options.others().map((id): [string, RTCPeerConnection] => [id, subscription]) : mesh.byPeer();
+      if (!subscription) return mesh.byPeer();
+      const direct = new Map(mesh.byPeer());
+      return options.others().map((id): [string, RTCPeerConnection] => [id, (handover.onMesh(id) && direct.get(id)) || subscription]);
     },
 
     close(): void {
       choice?.stop();
+      handover.end();
       call.stop();
     },
   };
