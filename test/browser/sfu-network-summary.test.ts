@@ -76,6 +76,10 @@ describe('sessions that end on the SFU path', () => {
     // while the call still goes through Janus.
     const STARTING_ESTIMATE_KBPS = 300;
     await eventually(async () => (await Promise.all(pages.map(publicationEstimates))).every((kbps) => kbps.length === 1 && kbps[0]! > STARTING_ESTIMATE_KBPS), 30_000, 'every publication\'s estimate above the start');
+    // And every tile's quality measured: the subscription sampled (what the loss is of), so that the summary does
+    // not hang on the sample taken on leaving, which a loaded machine's getStats can miss (FLUSH_SAMPLE_MAX_MS).
+    const measuredLevels = (page: Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('[data-testid="connection-quality"]')].map((bar) => bar.dataset.level));
+    await eventually(async () => (await Promise.all(pages.map(measuredLevels))).every((levels) => levels.length === 2 && levels.every((level) => ['good', 'fair', 'poor'].includes(level ?? ''))), 30_000, 'every tile\'s quality measured');
     const estimates: number[][] = [];
     for (const page of [...pages].reverse()) {
       estimates.unshift(await publicationEstimates(page));
