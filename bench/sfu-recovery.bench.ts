@@ -1,10 +1,14 @@
 // Faults of group calls through Janus (docs/design.md, "Group calls through an
 // SFU", Faults), measured over many runs in headless Chromium:
-//   - kill, freeze: a call of three through a Janus supervised as a local one
-//     (test/helpers/janus.ts), which is killed with -9 or frozen with SIGSTOP
-//     (its supervision kills it after 2 s without an answer); the ms from the
-//     fault until every page decodes every other picture again
-//     (test/helpers/sfu.ts mediaBackAfter), and when the new Janus answered.
+//   - kill, freeze, hang: a call of three through a Janus supervised as a
+//     local one (src/local-janus.ts), which is killed with -9 or frozen with
+//     SIGSTOP (its supervision sees it stopped in /proc and kills it); `hang`
+//     freezes it with that look turned off, as a hang the kernel does not show
+//     (killed once 2.5 s pass without an answer). The ms from the fault until
+//     every page decodes every other picture again (test/helpers/sfu.ts
+//     mediaBackAfter), and each step on the way: the supervision's kill, the
+//     new Janus spawned and answering, the pages told `sfu-restart`, their
+//     publication answered, their subscription's offer.
 //   - change: a call of three, the guest's Chromium in a network namespace of
 //     its own (test/helpers/netns.ts) whose address changes; the ms until
 //     every page decodes every picture again. Needs root, iproute2, nftables.
@@ -15,17 +19,19 @@
 // Parley runs in process (the faults, on a relay of test/helpers/browser.ts;
 // the change, on the namespace's address), and from dist/ for the capacity
 // (npm run build first), whose CPU is its process's.
-//   npm run bench:sfu-recovery -- [--runs=10] [--only=kill,freeze,change,capacity] [--max-people=12] [--window=5000]
+//   npm run bench:sfu-recovery -- [--runs=10] [--only=kill,freeze,hang,change,capacity] [--max-people=12] [--window=5000] [--verbose]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import pino from 'pino';
 import { CHROMIUM_ARGS, join, keepPeerConnections, startWorld, type BrowserWorld } from '../test/helpers/browser.js';
 import { startTestJanus } from '../test/helpers/janus.js';
 import { joinCall, startNetworkWorld } from '../test/helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, networkUnavailable } from '../test/helpers/netns.js';
 import { everyoneSees, mediaBackAfter } from '../test/helpers/sfu.js';
-import type { LocalJanus } from '../src/local-janus.js';
+import { loadConfig } from '../src/config.js';
+import { startLocalJanus, type LocalJanus } from '../src/local-janus.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -89,16 +95,59 @@ function watch(page: Page): void {
   }
 }
 
-/** Janus killed or frozen `runs` times in one call of three: media back, and the new Janus answering, in ms from the fault. */
-async function janusFaults(world: BrowserWorld, janus: LocalJanus, fault: 'kill' | 'freeze') {
+type Fault = 'kill' | 'freeze' | 'hang';
+type Stamp = { at: number; what: string };
+
+/** The page's SFU messages, stamped (all pages of a fault run): when the pages heard `sfu-restart`, got their answers and offers. */
+const received = new Map<Page, Stamp[]>();
+function stampReceived(page: Page): void {
+  const seen: Stamp[] = [];
+  received.set(page, seen);
+  page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => seen.push({ at: Date.now(), what: (JSON.parse(String(payload)) as { type: string }).type })));
+}
+
+/** A local Janus whose supervision's log lines are stamped (killed, exited, spawned, answering). */
+let nextPorts = 52_000 + (process.pid % 20) * 200;
+async function stampedJanus(watchStopped: boolean): Promise<{ janus: LocalJanus; log: Stamp[] }> {
+  const log: Stamp[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void log.push({ at: Date.now(), what: (JSON.parse(line) as { msg: string }).msg }) });
+  const config = loadConfig({ SFU: 'janus', JANUS_API_SECRET: 'bench-janus-secret', JANUS_RTP_PORTS: `${nextPorts}-${nextPorts + 99}`, LOG_LEVEL: 'silent' });
+  nextPorts += 100;
+  return { janus: await startLocalJanus(config, logger, { watchStopped }), log };
+}
+
+/** Where a run's time went: ms from the fault to each step (the last page for the pages' steps). */
+const STEPS = ['killed', 'exited', 'spawned', 'answering', 'pages told sfu-restart', 'publications answered', 'last subscription offer', 'media back'] as const;
+function stepsOf(at: number, back: number, log: Stamp[], pages: Page[]): Record<string, number> {
+  const after = (stamps: Stamp[], what: string, last = false) => {
+    const found = stamps.filter((stamp) => stamp.at >= at && stamp.at <= at + back && stamp.what.startsWith(what));
+    return (last ? found.at(-1) : found[0])?.at;
+  };
+  const ms = (when: number | undefined) => (when === undefined ? NaN : when - at);
+  const slowest = (what: string, last = false) => Math.max(...pages.map((page) => ms(after(received.get(page)!, what, last))));
+  return {
+    killed: ms(after(log, 'local janus stopped answering')),
+    exited: ms(after(log, 'local janus exited')),
+    spawned: ms(after(log, 'local janus spawned')),
+    answering: ms(after(log, 'local janus answering')),
+    'pages told sfu-restart': slowest('sfu-restart'),
+    'publications answered': slowest('sfu-answer'),
+    'last subscription offer': slowest('sfu-offer', true),
+    'media back': back,
+  };
+}
+
+/** Janus killed, frozen or hung `runs` times in one call of three: media back in ms from the fault, and each step's time. */
+async function janusFaults(world: BrowserWorld, janus: LocalJanus, log: Stamp[], fault: Fault) {
   const room = await world.createRoom();
   const back: number[] = [];
-  const up: number[] = [];
+  const steps: Record<string, number>[] = [];
   try {
     const pages: Page[] = [];
     for (const [i, name] of ['Host', 'Pat', 'Relative'].entries()) {
       const page = await world.participant({ viewport: { width: 800, height: 600 } });
       watch(page);
+      stampReceived(page);
       await join(page, i === 0 ? room.host_join_url : room.guest_join_url, name);
       pages.push(page);
     }
@@ -111,12 +160,12 @@ async function janusFaults(world: BrowserWorld, janus: LocalJanus, fault: 'kill'
       const upAt = (async () => {
         while (janus.pid === pid) await sleep(20);
         await janus.whenUp();
-        return Date.now() - at;
       })();
       try {
         back.push(await mediaBackAfter(pages, 2, at, 60_000));
-        up.push(await upAt);
-        console.error(`${fault} ${run + 1}: media back ${back.at(-1)} ms, Janus answering again ${up.at(-1)} ms`);
+        await upAt;
+        steps.push(stepsOf(at, back.at(-1)!, log, pages));
+        console.error(`${fault} ${run + 1} (load ${fixed(os.loadavg()[0]!)}): ${Object.entries(steps.at(-1)!).map(([step, ms]) => `${step} ${ms}`).join(', ')}`);
         if (options.has('verbose')) for (const [i, page] of pages.entries()) console.error(`  page ${i} (fault at ${at % 100_000}): ${timelines.get(page)!.splice(0).filter((line) => !line.includes('candidate') && !line.includes('layer')).join(', ')}`);
       } catch (error) {
         console.error(`${fault} ${run + 1}: ${(error as Error).message}`);
@@ -127,8 +176,11 @@ async function janusFaults(world: BrowserWorld, janus: LocalJanus, fault: 'kill'
   } finally {
     await world.closeContexts();
   }
-  return { back, up };
+  return { back, steps };
 }
+
+/** Each step's median over the runs, in ms from the fault. */
+const stepMedians = (steps: Record<string, number>[]) => STEPS.map((step) => fixed(median(steps.map((run) => run[step]!).filter(Number.isFinite)), 0));
 
 /** The guest's address changed `runs` times in a call of three through Janus (two beside the server, the guest in its namespace). */
 async function addressChanges(): Promise<number[]> {
@@ -237,21 +289,26 @@ async function main() {
     return [name, values.length, s ? s.median : '-', s ? `${s.min}–${s.max}` : '-', extra];
   };
   const rows: (string | number)[][] = [];
-  if (only.includes('kill') || only.includes('freeze')) {
+  const stepRows: (string | number)[][] = [];
+  for (const [faults, watchStopped] of [[['kill', 'freeze'], true], [['hang'], false]] as const) {
+    if (!faults.some((fault) => only.includes(fault))) continue;
     // Parley in process (test/helpers/browser.ts): a server process's start missed its 60 s at a load average of 70.
-    const janus = await startTestJanus();
+    const { janus, log } = await stampedJanus(watchStopped);
     const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
     try {
-      for (const fault of ['kill', 'freeze'] as const) {
+      for (const fault of faults) {
         if (!only.includes(fault)) continue;
-        const { back, up } = await janusFaults(world, janus, fault);
-        rows.push(row(`Janus ${fault === 'kill' ? 'killed with -9' : 'frozen with SIGSTOP'}`, back, `new Janus answering: median ${summary(up)?.median ?? '-'} ms`));
+        const { back, steps } = await janusFaults(world, janus, log, fault);
+        const name = { kill: 'Janus killed with -9', freeze: 'Janus frozen with SIGSTOP', hang: 'Janus frozen, not looked up in /proc (a hang)' }[fault];
+        rows.push(row(name, back, `new Janus answering: median ${fixed(median(steps.map((run) => run.answering!)), 0)} ms`));
+        stepRows.push([name, ...stepMedians(steps)]);
       }
     } finally {
       await world.close();
       await janus.stop();
     }
   }
+  if (stepRows.length) out.push(markdownTable(['median ms from the fault to', ...STEPS], stepRows));
   if (only.includes('capacity')) {
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
     const janus = await startTestJanus();

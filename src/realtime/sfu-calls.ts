@@ -9,7 +9,7 @@
 // here uses any more loses its VideoRoom after a while (sfu-empty-rooms.ts).
 import type { FastifyBaseLogger } from 'fastify';
 import type { SfuPin } from '../domain/sfu/sfu-rooms.repo.js';
-import type { HandleEvent, JanusHandle } from '../sfu/janus-client.js';
+import { janusAnswers, type HandleEvent, type JanusHandle } from '../sfu/janus-client.js';
 import type { JanusInstances } from '../sfu/janus-instances.js';
 import { joinAsPublisher, joinAsSubscriber, listPublishers, type Publisher, type Subscriber } from '../sfu/video-room.js';
 import type { ServerMessage, SfuKind, SfuStream } from '../shared/protocol.js';
@@ -34,10 +34,12 @@ interface SfuState {
 
 /** How long an update of a subscription waits for the browser's answer to the previous offer. */
 const ANSWER_WAIT_MS = 5000;
-/** A lost room's move is tried again after 100 ms, then every 250 ms, for 30 s; its pages are told once it is done (a refused connection costs nothing). */
+/** A lost room's move is tried again after 100 ms, then every 250 ms, for 30 s; its pages are told once it is done. */
 const FIRST_MOVE_RETRY_MS = 100;
 const LONGEST_MOVE_RETRY_MS = 250;
 const MOVE_TRIES_MS = 30_000;
+/** Before moving, the instances are asked for `info` this often until one answers (a local Janus starting again; a refused connection costs nothing, a move three queries). */
+const ANSWERING_POLL_MS = 25;
 
 export interface SfuCalls {
   readonly minParticipants: number;
@@ -115,6 +117,16 @@ async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomI
   }
 }
 
+/** Resolves once one of the instances answers `info` (polled every ANSWERING_POLL_MS), or after MOVE_TRIES_MS. */
+async function someAnswers(urls: readonly string[]): Promise<void> {
+  const until = Date.now() + MOVE_TRIES_MS;
+  while (Date.now() < until) {
+    const asked = urls.map((url) => janusAnswers(url, 1000).then((answers) => answers || Promise.reject(new Error('not answering'))));
+    if (await Promise.any(asked).catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, ANSWERING_POLL_MS));
+  }
+}
+
 /**
  * A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
  * the move is done: told at once, while a local Janus is still starting again, every page failed its first try
@@ -125,8 +137,9 @@ function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>
   instances.onLost((instance) => {
     const lost = [...states].filter(([, state]) => state.pin.instance === instance);
     for (const [session] of lost) states.delete(session);
+    const answering = someAnswers(instances.urls);
     for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
-      void moveSoon(instances, log, roomId, pin).then((moved) => {
+      void answering.then(() => moveSoon(instances, log, roomId, pin)).then((moved) => {
         if (!moved) roomLost(roomId);
         for (const [session, state] of lost) if (state.roomId === roomId) send(session, { type: 'sfu-restart' });
       });

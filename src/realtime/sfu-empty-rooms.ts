@@ -4,7 +4,10 @@
 // dropped, once Janus confirms that nobody publishes in it (a participant on
 // another node would), so that Janus does not collect the VideoRooms of every
 // call it ever carried. The wait is long enough for a reload or a short drop
-// to come back to the same VideoRoom.
+// to come back to the same VideoRoom. A call whose last participant's node
+// died has nobody left to start that wait: every node also sweeps, every
+// `emptyRoomMs`, the pins of rooms nobody has been in for that long (the
+// survivors mark a dead node's participants left), with the same check.
 import type { FastifyBaseLogger } from 'fastify';
 import type { SfuPin } from '../domain/sfu/sfu-rooms.repo.js';
 import { JanusError } from '../sfu/janus-client.js';
@@ -27,6 +30,10 @@ export interface EmptyRooms {
 export function createEmptyRooms(options: { instances: JanusInstances; emptyRoomMs: number; log: FastifyBaseLogger; inUse(roomId: number): boolean }): EmptyRooms {
   const { instances, inUse } = options;
   const timers = new Map<number, ReturnType<typeof setTimeout>>();
+  const warn = (roomId: number) => (error: unknown) => {
+    // Gone already: another node destroyed it, or a restarted Janus lost it (its pin is replaced on the next use).
+    if (!isRoomGone(error)) options.log.warn({ err: error, room: roomId }, 'empty sfu room not released');
+  };
 
   async function releaseIfEmpty(roomId: number, pin: SfuPin): Promise<void> {
     timers.delete(roomId);
@@ -42,20 +49,33 @@ export function createEmptyRooms(options: { instances: JanusInstances; emptyRoom
     timers.delete(roomId);
   };
 
+  // Rooms nobody is in any more, whichever node they were on (one whose node died included); one at a time.
+  let sweeping = false;
+  const sweep = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    void instances
+      .deserted(new Date(Date.now() - options.emptyRoomMs))
+      .then(async (pins) => {
+        for (const pin of pins) if (!timers.has(pin.roomId)) await releaseIfEmpty(pin.roomId, pin).catch(warn(pin.roomId));
+      })
+      .catch((error: unknown) => options.log.warn({ err: error }, 'deserted sfu rooms not swept'))
+      .finally(() => {
+        sweeping = false;
+      });
+  }, options.emptyRoomMs);
+  sweep.unref();
+
   return {
     left(roomId, pin) {
       if (timers.has(roomId) || inUse(roomId)) return;
-      const timer = setTimeout(() => {
-        releaseIfEmpty(roomId, pin).catch((error: unknown) => {
-          // Gone already: another node destroyed it, or a restarted Janus lost it (its pin is replaced on the next use).
-          if (!isRoomGone(error)) options.log.warn({ err: error, room: roomId }, 'empty sfu room not released');
-        });
-      }, options.emptyRoomMs);
+      const timer = setTimeout(() => void releaseIfEmpty(roomId, pin).catch(warn(roomId)), options.emptyRoomMs);
       timer.unref();
       timers.set(roomId, timer);
     },
     used,
     close() {
+      clearInterval(sweep);
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
     },

@@ -3,21 +3,26 @@
 // (docs/design.md, "Group calls through an SFU"). Every request carries the
 // API secret. One session per instance and node; its events arrive over a
 // long poll, which also keeps the session alive, with a keepalive every
-// second beside it: a Janus that stops answering (hung, or frozen with
+// 250 ms beside it: a Janus that stops answering (hung, or frozen with
 // SIGSTOP) holds its long poll open without a word, so only a request that
 // goes unanswered tells (docs/design.md, "Group calls through an SFU",
 // Faults).
 
 /**
- * How long a request may take before the instance counts as not answering. A
- * keepalive is answered in a millisecond; 2 s was missed by a working Janus at
- * a load average of 50 (bench/README.md, "Issue 41: faults").
+ * How long a request may take before the instance counts as not answering
+ * (when nothing else was heard from it since the request went). A keepalive is
+ * answered in a millisecond; 2 s was missed by a working Janus at a load
+ * average of 50 (bench/README.md, "Issue 41: faults").
  */
 export const REQUEST_TIMEOUT_MS = 2_500;
 /** Janus answers a poll after 30 s at the latest (with a keepalive). */
 const POLL_TIMEOUT_MS = 40_000;
-/** A keepalive this often: a Janus that stopped answering is noticed within KEEPALIVE_EVERY_MS + REQUEST_TIMEOUT_MS (3.5 s). */
-const KEEPALIVE_EVERY_MS = 1_000;
+/**
+ * A keepalive this often, each without waiting for the last: a Janus that
+ * stopped answering is noticed within KEEPALIVE_EVERY_MS + REQUEST_TIMEOUT_MS
+ * (2.75 s; every second, it was 3.5 s).
+ */
+const KEEPALIVE_EVERY_MS = 250;
 
 export class JanusError extends Error {
   constructor(
@@ -115,6 +120,8 @@ export async function openJanusSession(instance: string, apiSecret: string | nul
   const handles = new Map<number, (event: HandleEvent) => void>();
   const goneListeners: ((error: Error) => void)[] = [];
   let alive = true;
+  /** When Janus last answered anything on this session (a request, the poll). */
+  let heardAt = Date.now();
 
   const gone = (error: Error) => {
     if (!alive) return;
@@ -145,6 +152,7 @@ export async function openJanusSession(instance: string, apiSecret: string | nul
       try {
         const response = await fetch(`${sessionUrl}?${query}`, { signal: AbortSignal.timeout(POLL_TIMEOUT_MS) });
         const answer = (await response.json()) as Answer | Answer[];
+        heardAt = Date.now();
         const events = Array.isArray(answer) ? answer : [answer];
         for (const event of events) {
           if (event.janus === 'error') return gone(new JanusError((event.error as { code: number }).code, String((event.error as { reason: string }).reason)));
@@ -157,11 +165,16 @@ export async function openJanusSession(instance: string, apiSecret: string | nul
   };
 
   const send = async (url: string, body: Record<string, unknown>) => {
+    const sentAt = Date.now();
     try {
-      return await post(url, { ...body, transaction: body.transaction ?? transaction(), ...secret }, instance);
+      const answer = await post(url, { ...body, transaction: body.transaction ?? transaction(), ...secret }, instance);
+      heardAt = Date.now();
+      return answer;
     } catch (error) {
-      // A session Janus no longer knows (458) or an instance that does not answer: the session is gone.
-      if (error instanceof JanusUnreachableError || (error instanceof JanusError && error.code === 458)) gone(error);
+      // A session Janus no longer knows (458), or an instance that answered nothing since this request went: the
+      // session is gone. One slow request while Janus answered others is that request's failure only.
+      const unanswered = error instanceof JanusUnreachableError && heardAt < sentAt;
+      if (unanswered || (error instanceof JanusError && error.code === 458)) gone(error);
       throw error;
     }
   };

@@ -4,7 +4,9 @@
 // room is pinned in the database to the least loaded instance and its
 // VideoRoom created there with a secret of its own; a room whose instance
 // stopped answering is moved (to another instance, or to a new VideoRoom on
-// the same one once it is back).
+// the same one once it is back), and the VideoRoom it leaves behind is
+// destroyed once that instance answers again (an orphan: a frozen Janus let go
+// still holds it).
 import { randomBytes, randomInt } from 'node:crypto';
 import type { SfuPin, SfuRoomsRepo } from '../domain/sfu/sfu-rooms.repo.js';
 import type { Clock } from '../domain/support/clock.js';
@@ -24,10 +26,15 @@ export interface JanusInstances {
   move(failed: SfuPin): Promise<SfuPin | null>;
   /** The room's VideoRoom goes and the room is unpinned (the room closed or deleted); `known`: its pin, for a room whose row is gone. */
   release(roomId: number, known?: SfuPin | null): Promise<void>;
+  /** Pins of rooms nobody has been in since `before` (pinned before it too), on this node's instances. */
+  deserted(before: Date): Promise<SfuPin[]>;
   /** Called when an instance's session is lost (it died, or stopped answering). */
   onLost(listener: (instance: string) => void): void;
   close(): Promise<void>;
 }
+
+/** An instance holding VideoRooms moved off it is tried this often until it answers and they are destroyed. */
+const ORPHAN_SWEEP_MS = 5_000;
 
 /** A VideoRoom id: numeric in Janus, kept below 2^52 so that it fits a JSON number and the int8 Parley reads as one. */
 const freshRoom = () => ({ janusRoom: randomInt(1, 2 ** 47), secret: randomBytes(18).toString('base64url') });
@@ -38,7 +45,24 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
   /** VideoRooms this node knows exist (instance and room id), so that a join does not ask every time. */
   const ready = new Set<string>();
   const lostListeners: ((instance: string) => void)[] = [];
+  /** VideoRooms moved off an instance that may still hold them (frozen, then let go), by instance. */
+  const orphans = new Map<string, SfuPin[]>();
   let closed = false;
+
+  /** Destroys the instance's orphans that the database no longer pins there (a room pinned back keeps its VideoRoom). */
+  const sweepOrphans = async (instance: string, janus: JanusSession): Promise<void> => {
+    for (const orphan of orphans.get(instance) ?? []) {
+      const pinned = await repo.find(orphan.roomId);
+      if (!(pinned?.instance === orphan.instance && pinned.janusRoom === orphan.janusRoom)) await destroyVideoRoom(janus, orphan);
+      const left = (orphans.get(instance) ?? []).filter((other) => other !== orphan);
+      if (left.length) orphans.set(instance, left);
+      else orphans.delete(instance);
+    }
+  };
+  const orphanSweep = setInterval(() => {
+    for (const instance of orphans.keys()) void session(instance).catch(() => undefined);
+  }, ORPHAN_SWEEP_MS);
+  orphanSweep.unref();
 
   const session = (instance: string): Promise<JanusSession> => {
     const existing = sessions.get(instance);
@@ -49,6 +73,8 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
         for (const key of [...ready]) if (key.startsWith(`${instance} `)) ready.delete(key);
         if (!closed) for (const listener of lostListeners) listener(instance);
       });
+      // The instance answers (again): what was moved off it goes.
+      if (orphans.has(instance)) void sweepOrphans(instance, opened).catch(() => undefined);
       return opened;
     });
     sessions.set(instance, opening);
@@ -84,6 +110,8 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
     async move(failed) {
       ready.delete(`${failed.instance} ${failed.janusRoom}`);
       const moved = await repo.move(failed, urls, freshRoom(), clock.now());
+      const known = orphans.get(failed.instance) ?? [];
+      if (!known.some((orphan) => orphan.janusRoom === failed.janusRoom)) orphans.set(failed.instance, [...known, failed]);
       return moved ? ensure(moved) : null;
     },
     async release(roomId, known = null) {
@@ -94,11 +122,15 @@ export function createJanusInstances(options: { urls: readonly string[]; apiSecr
       const janus = await session(pin.instance).catch(() => null);
       if (janus) await destroyVideoRoom(janus, pin).catch(() => undefined);
     },
+    async deserted(before) {
+      return (await repo.deserted(before)).filter((pin) => urls.includes(pin.instance));
+    },
     onLost(listener) {
       lostListeners.push(listener);
     },
     async close() {
       closed = true;
+      clearInterval(orphanSweep);
       const open = await Promise.allSettled([...sessions.values()]);
       sessions.clear();
       await Promise.all(open.map((result) => (result.status === 'fulfilled' ? result.value.destroy() : undefined)));

@@ -82,6 +82,32 @@ export function createSfuRoomsRepo(db: Db) {
       return row ? toPin(row) : null;
     },
 
+    /**
+     * Pins older than `before` of rooms nobody is in or has left since
+     * `before`: no call uses their VideoRooms (a call whose last participant's
+     * node died; docs/design.md, "Group calls through an SFU", Faults). At most
+     * `limit`, through participants_room_idx.
+     */
+    async deserted(before: Date, limit = 100): Promise<SfuPin[]> {
+      const rows = await db
+        .selectFrom('sfu_rooms as s')
+        .select(['s.room_id', 's.instance', 's.janus_room', 's.secret'])
+        .where('s.pinned_at', '<', before)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('participants as p')
+                .select('p.token')
+                .whereRef('p.room_id', '=', 's.room_id')
+                .where((p) => p.or([p('p.left_at', 'is', null), p('p.left_at', '>', before)])),
+            ),
+          ),
+        )
+        .limit(limit)
+        .execute();
+      return rows.map(toPin);
+    },
+
     /** The room no longer goes through an SFU (back to peer to peer, or ended). */
     async unpin(roomId: number): Promise<void> {
       await db.deleteFrom('sfu_rooms').where('room_id', '=', roomId).execute();
