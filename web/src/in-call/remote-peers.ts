@@ -25,6 +25,8 @@ interface RemotePeer {
   screens: Map<string, HTMLElement>;
   /** Every stream received from this peer: its camera, and a screen while it shares. */
   streams: Map<string, MediaStream>;
+  /** What the camera tile plays: the tracks of the camera stream shown (showCamera). */
+  shown: MediaStream;
 }
 
 export interface RemotePeersOptions {
@@ -68,6 +70,20 @@ function qualityLabel(name: string, quality: Quality): string {
   return parts.join(', ');
 }
 
+/**
+ * Shows `stream` in the peer's camera tile, whose <video> plays a stream of
+ * its own: the tracks change in it, not the element's srcObject, which would
+ * start the element over (a blank frame or two when the peer's media moves
+ * to the SFU path, or comes on a connection made again).
+ */
+function showCamera(peer: RemotePeer, stream: MediaStream): void {
+  const { shown } = peer;
+  const next = stream.getTracks();
+  for (const track of shown.getTracks()) if (!next.includes(track)) shown.removeTrack(track);
+  for (const track of next) if (!shown.getTracks().includes(track)) shown.addTrack(track);
+  if (peer.video.srcObject !== shown) peer.video.srcObject = shown;
+}
+
 /** A peer's tile: its camera, name, connection quality, the notice said on it, and for a host the way to remove a guest. */
 function peerTile(info: PeerInfo, options: Pick<RemotePeersOptions, 'canRemove' | 'requestRemove'>): RemotePeer {
   const video = h('video', { 'data-testid': 'remote-video', autoplay: true, playsinline: true, 'aria-label': t('call.videoOf', { name: info.name }) });
@@ -107,6 +123,7 @@ function peerTile(info: PeerInfo, options: Pick<RemotePeersOptions, 'canRemove' 
     screenId: null,
     screens: new Map(),
     streams: new Map(),
+    shown: new MediaStream(),
   };
 }
 
@@ -159,7 +176,6 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
         continue;
       }
       if (peer.screens.has(id)) continue;
-      if (peer.video.srcObject === stream) peer.video.srcObject = null;
       const video = h('video', { 'data-testid': 'remote-screen', autoplay: true, playsinline: true, muted: true, 'aria-label': t('call.screenOf', { name: peer.info.name }) });
       video.muted = true;
       video.srcObject = stream;
@@ -167,7 +183,7 @@ export function createRemotePeers(options: RemotePeersOptions): RemotePeers {
       peer.screens.set(id, tile);
       options.addTile(tile);
     }
-    if (camera && peer.video.srcObject !== camera) peer.video.srcObject = camera;
+    if (camera) showCamera(peer, camera);
   }
 
   return {

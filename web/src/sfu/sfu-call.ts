@@ -94,7 +94,9 @@ function chooseLayers(streams: Map<string, SfuStream>, remote: Map<string, Media
   const videos = [...document.querySelectorAll('video')];
   for (const info of streams.values()) {
     if (info.media !== 'video') continue;
-    const tile = videos.find((video) => video.srcObject === remote.get(`${info.peerId}/${info.kind}`));
+    // A camera tile plays a stream of its own with the tracks of the one it shows (remote-peers.ts, showCamera).
+    const tracks = remote.get(`${info.peerId}/${info.kind}`)?.getVideoTracks() ?? [];
+    const tile = videos.find((video) => video.srcObject instanceof MediaStream && video.srcObject.getVideoTracks().some((track) => tracks.includes(track)));
     if (!tile) continue;
     const layer = info.kind === 'screen' ? 1 : layerFor(tile.clientWidth, window.devicePixelRatio || 1);
     if (asked.get(info.mid) === layer) continue;

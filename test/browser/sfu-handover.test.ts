@@ -1,0 +1,158 @@
+// The move of a call from peer to peer to Janus when a third person comes,
+// make-before-break (docs/design.md, "Group calls through an SFU"): the two
+// pages already there never stop decoding each other's video during the move
+// (the frames of the video their tile shows, sampled from getStats every
+// 50 ms: no gap over 1 s, a generous ceiling; the longest gap is printed), their
+// tiles keep a picture throughout, each plays one path's sound per peer, and
+// once moved every page's video goes to Janus only, no peer-to-peer
+// connection left. Breaking first (every peer-to-peer connection closed as
+// the third person arrived) left each picture frozen until Janus brought it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
+import { startTestJanus } from '../helpers/janus.js';
+import { everyoneSees } from '../helpers/sfu.js';
+import { eventually, sleep } from '../helpers/wait.js';
+import type { LocalJanus } from '../../src/local-janus.js';
+
+let janus: LocalJanus;
+let world: BrowserWorld;
+
+beforeAll(async () => {
+  janus = await startTestJanus();
+  world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+}, 60_000);
+
+afterAll(async () => {
+  await world?.close();
+  await janus?.stop();
+});
+
+interface Sample {
+  at: number;
+  /** The id of the video track the tile shows. */
+  shown: string | null;
+  /** Frames decoded so far by every inbound video of the page's open connections, by track id. */
+  frames: Record<string, number>;
+  /** The tile shows a picture. */
+  picture: boolean;
+  /** Sound tracks the page's remote <video>s play, each. */
+  sounds: number[];
+}
+
+/** Samples, every 50 ms until stopWatching, the video shown in the tile of `name`. */
+const watch = (page: Page, name: string) =>
+  page.evaluate((name) => {
+    const samples: unknown[] = [];
+    const w = window as unknown as { __samples: unknown[]; __watching: ReturnType<typeof setInterval>; __pcs: RTCPeerConnection[] };
+    w.__samples = samples;
+    w.__watching = setInterval(async () => {
+      const videos = [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')];
+      const video = videos.find((v) => v.getAttribute('aria-label') === `Video of ${name}`);
+      const stream = video?.srcObject instanceof MediaStream ? video.srcObject : null;
+      const frames: Record<string, number> = {};
+      for (const pc of w.__pcs) {
+        if (pc.connectionState === 'closed') continue;
+        const report = await pc.getStats().catch(() => null);
+        report?.forEach((s) => {
+          if (s.type === 'inbound-rtp' && s.kind === 'video' && s.trackIdentifier) frames[s.trackIdentifier] = s.framesDecoded ?? 0;
+        });
+      }
+      const sounds = videos.map((v) => (v.srcObject instanceof MediaStream ? v.srcObject.getAudioTracks().length : 0));
+      samples.push({ at: Date.now(), shown: stream?.getVideoTracks()[0]?.id ?? null, frames, picture: !!video && video.videoWidth > 0 && video.readyState >= 2, sounds });
+    }, 50);
+  }, name);
+
+const stopWatching = (page: Page) =>
+  page.evaluate(() => {
+    const w = window as unknown as { __samples: Sample[]; __watching: ReturnType<typeof setInterval> };
+    clearInterval(w.__watching);
+    return w.__samples;
+  });
+
+/** The longest time (ms) the video shown in the tile went without a new decoded frame, when it ended, and when the tile's video changed (ms from `since`). */
+function longestGap(samples: Sample[], since: number): { ms: number; endedAt: number; switchedAt: number[] } {
+  const sorted = [...samples].sort((a, b) => a.at - b.at);
+  let lastGrowth = sorted[0]!.at;
+  let longest = { ms: 0, endedAt: 0 };
+  const switchedAt: number[] = [];
+  for (const [i, sample] of sorted.entries()) {
+    if (i > 0 && sample.shown !== sorted[i - 1]!.shown) switchedAt.push(sample.at - since);
+    const before = i > 0 && sample.shown ? sorted[i - 1]!.frames[sample.shown] : undefined;
+    const now = sample.shown ? sample.frames[sample.shown] : undefined;
+    if (before === undefined || now === undefined || now <= before) continue;
+    if (sample.at - lastGrowth > longest.ms) longest = { ms: sample.at - lastGrowth, endedAt: sample.at - since };
+    lastGrowth = sample.at;
+  }
+  if (sorted.at(-1)!.at - lastGrowth > longest.ms) longest = { ms: sorted.at(-1)!.at - lastGrowth, endedAt: sorted.at(-1)!.at - since };
+  return { ...longest, switchedAt };
+}
+
+/**
+ * The page's call connections still open (a remote description given), each as the directions of its remote SDP's
+ * media: Janus's are one way (its answer to a publication `recvonly`, its subscription offer `sendonly`), a peer's `sendrecv`.
+ */
+const openConnections = (page: Page) =>
+  page.evaluate(() =>
+    (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs
+      .filter((pc) => pc.__remote && pc.connectionState !== 'closed')
+      .map((pc) => [...new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendonly|recvonly|sendrecv|inactive)/gm) ?? [])].join(' ')),
+  );
+
+/** The remote addresses the page's video goes to. */
+const videoAddresses = (page: Page) =>
+  page.evaluate(async () => {
+    const addresses = new Set<string>();
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState !== 'connected') continue;
+      const stats = await pc.getStats();
+      const byId = new Map<string, any>();
+      stats.forEach((s) => byId.set(s.id, s));
+      let sendsVideo = false;
+      stats.forEach((s) => (sendsVideo ||= s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0));
+      stats.forEach((s) => {
+        const remote = sendsVideo && s.type === 'transport' && s.selectedCandidatePairId ? byId.get(byId.get(s.selectedCandidatePairId)?.remoteCandidateId) : null;
+        if (remote) addresses.add(`${remote.address ?? remote.ip}:${remote.port}`);
+      });
+    }
+    return [...addresses];
+  });
+
+describe('the move to Janus with a third person', () => {
+  it('never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
+    const room = await world.createRoom();
+    const [host, guest, third] = [await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } })];
+    await join(host, room.host_join_url, 'Dr. Ada');
+    await join(guest, room.guest_join_url, 'Pat');
+    await everyoneSees([host, guest], 1, 20_000);
+    // Peer to peer: one connection each, from the other browser.
+    expect(await openConnections(host)).toHaveLength(1);
+    await Promise.all([watch(host, 'Pat'), watch(guest, 'Dr. Ada')]);
+    const joinedAt = Date.now();
+    await join(third, room.guest_join_url, 'Relative');
+    await everyoneSees([host, guest, third], 2);
+    // Moved: every page has its publication and its subscription to Janus open, no connection to a browser.
+    const pages = [host, guest, third];
+    const toJanusOnly = (open: string[]) => open.length === 2 && open.every((directions) => !directions.includes('sendrecv'));
+    let open: string[][] = [];
+    await eventually(async () => (open = await Promise.all(pages.map(openConnections))).every(toJanusOnly), 20_000, 'only the connections to Janus left').catch((error: Error) => {
+      throw new Error(`${error.message}: open connections' directions ${JSON.stringify(open)}`);
+    });
+    const movedMs = Date.now() - joinedAt;
+    const sessions = await Promise.all(pages.map(openConnections));
+    for (const page of pages) expect(await videoAddresses(page)).toHaveLength(1);
+    // A second after the move, still decoding.
+    await sleep(1000);
+    const samples = await Promise.all([stopWatching(host), stopWatching(guest)]);
+    const gaps = samples.map((page) => longestGap(page, joinedAt));
+    const blank = samples.map((page) => page.filter((sample) => !sample.picture).map((sample) => sample.at - joinedAt));
+    console.log(`[sfu-handover] moved ${movedMs} ms after the third Join; longest gap in the other's video (ms, and when it ended and the tile's video changed, ms after that Join): host ${JSON.stringify(gaps[0])}, guest ${JSON.stringify(gaps[1])} (${samples.map((s) => s.length).join(', ')} samples); no picture at ${JSON.stringify(blank)} ms; open connections' directions ${JSON.stringify(sessions)}`);
+    for (const page of samples) {
+      // The tile kept a picture, and no tile ever played two sound tracks.
+      expect(page.filter((sample) => !sample.picture).length).toBe(0);
+      expect(page.flatMap((sample) => sample.sounds).every((sounds) => sounds <= 1)).toBe(true);
+    }
+    for (const gap of gaps) expect(gap.ms).toBeLessThanOrEqual(1000);
+    await everyoneSees(pages, 2);
+  }, 120_000);
+});
