@@ -100,9 +100,8 @@ const forgetIfRoomGone = (states: Map<Session, SfuState>, session: Session, stat
   throw error;
 };
 
-/** Moves the room, again and again with a short backoff while no instance takes it, for MOVE_TRIES_MS at most; false when none did. */
-async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin): Promise<boolean> {
-  const until = Date.now() + MOVE_TRIES_MS;
+/** Moves the room, again and again with a short backoff while no instance takes it, until `until` (MOVE_TRIES_MS after the loss); false when none did. */
+async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin, until: number): Promise<boolean> {
   for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
     try {
       await instances.move(pin);
@@ -117,9 +116,8 @@ async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomI
   }
 }
 
-/** Resolves once one of the instances answers `info` (polled every ANSWERING_POLL_MS), or after MOVE_TRIES_MS. */
-async function someAnswers(urls: readonly string[]): Promise<void> {
-  const until = Date.now() + MOVE_TRIES_MS;
+/** Resolves once one of the instances answers `info` (polled every ANSWERING_POLL_MS), or at `until`. */
+async function someAnswers(urls: readonly string[], until: number): Promise<void> {
   while (Date.now() < until) {
     const asked = urls.map((url) => janusAnswers(url, 1000).then((answers) => answers || Promise.reject(new Error('not answering'))));
     if (await Promise.any(asked).catch(() => false)) return;
@@ -137,9 +135,11 @@ function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>
   instances.onLost((instance) => {
     const lost = [...states].filter(([, state]) => state.pin.instance === instance);
     for (const [session] of lost) states.delete(session);
-    const answering = someAnswers(instances.urls);
+    // One deadline for the wait and the move: a room no instance takes is lost MOVE_TRIES_MS after the loss.
+    const until = Date.now() + MOVE_TRIES_MS;
+    const answering = someAnswers(instances.urls, until);
     for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
-      void answering.then(() => moveSoon(instances, log, roomId, pin)).then((moved) => {
+      void answering.then(() => moveSoon(instances, log, roomId, pin, until)).then((moved) => {
         if (!moved) roomLost(roomId);
         for (const [session, state] of lost) if (state.roomId === roomId) send(session, { type: 'sfu-restart' });
       });
