@@ -22,6 +22,29 @@ export async function everyoneSees(pages: AnyPage[], n: number, timeoutMs = 30_0
   }
 }
 
+/** The page's open call connections to another browser: media `sendrecv` in their remote SDP (Janus's are one way). */
+const peerToPeerOpen = (page: AnyPage) =>
+  (page as unknown as Evaluating).evaluate(
+    () =>
+      (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.filter(
+        (pc) => pc.__remote && pc.connectionState !== 'closed' && /^a=sendrecv/m.test(pc.remoteDescription?.sdp ?? ''),
+      ).length,
+  );
+
+/**
+ * Waits until no page keeps a peer-to-peer connection: the move to the SFU is over (each peer's media moves when it
+ * comes through Janus, docs/design.md "Group calls through an SFU"; until then a fault of Janus stops no picture).
+ */
+export async function movedToSfu(pages: AnyPage[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await Promise.all(pages.map(peerToPeerOpen));
+    if (open.every((n) => n === 0)) return;
+    if (Date.now() > deadline) throw new Error(`peer-to-peer connections still open ${JSON.stringify(open)} after ${timeoutMs} ms`);
+    await sleep(200);
+  }
+}
+
 /** The rids of the video layers the page is sending on its connected connections (simulcast: h and l). */
 export const videoLayers = (page: AnyPage) =>
   (page as unknown as Evaluating).evaluate(async () => {
