@@ -22,13 +22,18 @@ export async function everyoneSees(pages: AnyPage[], n: number, timeoutMs = 30_0
   }
 }
 
-/** The page's open call connections to another browser: media `sendrecv` in their remote SDP (Janus's are one way). */
+/**
+ * The page's open call connections to another browser: every media direction `sendrecv` in their remote SDP (Janus's
+ * are one way: its answer to a publication `recvonly`, its subscription offer `sendonly`; Firefox shows a `sendrecv` too).
+ */
 const peerToPeerOpen = (page: AnyPage) =>
   (page as unknown as Evaluating).evaluate(
     () =>
-      (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.filter(
-        (pc) => pc.__remote && pc.connectionState !== 'closed' && /^a=sendrecv/m.test(pc.remoteDescription?.sdp ?? ''),
-      ).length,
+      (window as unknown as { __pcs: (RTCPeerConnection & { __remote?: boolean })[] }).__pcs.filter((pc) => {
+        if (!pc.__remote || pc.connectionState === 'closed') return false;
+        const directions = (pc.remoteDescription?.sdp ?? '').match(/^a=(sendrecv|sendonly|recvonly|inactive)\s*$/gm) ?? [];
+        return directions.length > 0 && directions.every((line) => line.trim() === 'a=sendrecv');
+      }).length,
   );
 
 /**
