@@ -29,7 +29,7 @@ import { CHROMIUM_ARGS, join, keepPeerConnections, startWorld, type BrowserWorld
 import { startTestJanus } from '../test/helpers/janus.js';
 import { joinCall, startNetworkWorld } from '../test/helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, networkUnavailable } from '../test/helpers/netns.js';
-import { everyoneSees, mediaBackAfter } from '../test/helpers/sfu.js';
+import { everyoneSees, mediaBackAfter, movedToSfu } from '../test/helpers/sfu.js';
 import { loadConfig } from '../src/config.js';
 import { startLocalJanus, type LocalJanus } from '../src/local-janus.js';
 import { startParley, type ServerProcess } from './support/processes.js';
@@ -152,6 +152,8 @@ async function janusFaults(world: BrowserWorld, janus: LocalJanus, log: Stamp[],
       pages.push(page);
     }
     await everyoneSees(pages, 2, 90_000);
+    // Faults once the move to Janus is done (make-before-break: until then, pictures come peer to peer too).
+    await movedToSfu(pages);
     for (let run = 0; run < runs; run++) {
       await sleep(2000);
       const pid = janus.pid!;
@@ -206,6 +208,8 @@ async function addressChanges(): Promise<number[]> {
     await joinCall(guest, room.guest_join_url, 'Guest');
     const pages = [host, relative, guest];
     await everyoneSees(pages, 2, 90_000);
+    // Faults once the move to Janus is done (make-before-break: until then, pictures come peer to peer too).
+    await movedToSfu(pages);
     for (let run = 0; run < runs; run++) {
       await sleep(2000);
       const at = Date.now();

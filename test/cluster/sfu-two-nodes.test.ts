@@ -10,7 +10,7 @@ import { join } from '../helpers/browser.js';
 import { startTwoNodes, type TwoNodes } from '../helpers/cluster.js';
 import { createPostgresDatabase } from '../helpers/database.js';
 import { startTestJanus } from '../helpers/janus.js';
-import { everyoneSees } from '../helpers/sfu.js';
+import { everyoneSees, movedToSfu } from '../helpers/sfu.js';
 import { ADMIN_TOKEN } from '../helpers/server-process.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 
@@ -39,6 +39,8 @@ describe('two nodes and one Janus', () => {
     await join(pages[1]!, `${cluster.b.url}/join/${room.guest_token}`, 'Pat');
     await join(pages[2]!, `${cluster.b.url}/join/${room.guest_token}`, 'Relative');
     await everyoneSees(pages, 2, 60_000);
+    // The move to Janus is make-before-break: the peer-to-peer connections go once each peer comes through it.
+    await movedToSfu(pages);
     // Through Janus: each page sends its video on one connection, its publication.
     const sending = await Promise.all(
       pages.map((page) =>
