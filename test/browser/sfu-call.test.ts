@@ -12,63 +12,28 @@
 // non-loopback interface (Janus skips loopback).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
-import { startTestJanus } from '../helpers/janus.js';
+import { join, type BrowserWorld } from '../helpers/browser.js';
 import { everyoneSees, mediaBackAfter, movedToSfu, picturesShown, videoLayers } from '../helpers/sfu.js';
+import { startSfuWorld, upload, watchedParticipant, type SfuWorld } from '../helpers/sfu-world.js';
 import { eventually, sleep } from '../helpers/wait.js';
 import type { LocalJanus } from '../../src/local-janus.js';
 import { openJanusSession } from '../../src/sfu/janus-client.js';
 import { VIDEOROOM } from '../../src/sfu/video-room.js';
 
+let sfu: SfuWorld;
 let janus: LocalJanus;
 let world: BrowserWorld;
 /** The types of the signaling frames each page sent. */
 const sent = new Map<Page, string[]>();
 
 beforeAll(async () => {
-  janus = await startTestJanus();
-  world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  sfu = await startSfuWorld();
+  ({ janus, world } = sfu);
 }, 60_000);
 
-afterAll(async () => {
-  await world?.close();
-  await janus?.stop();
-});
+afterAll(() => sfu?.close());
 
-async function participant(): Promise<Page> {
-  const page = await world.participant({ viewport: { width: 800, height: 600 } });
-  const types: string[] = [];
-  sent.set(page, types);
-  page.on('websocket', (socket) => socket.on('framesent', ({ payload }) => types.push(String(JSON.parse(String(payload)).type))));
-  return page;
-}
-
-/** Bytes of video sent so far on the page's open connections, and the remote addresses the video goes to. */
-const upload = (page: Page) =>
-  page.evaluate(async () => {
-    let bytes = 0;
-    const addresses = new Set<string>();
-    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-      if (pc.connectionState !== 'connected') continue;
-      const stats = await pc.getStats();
-      const byId = new Map<string, any>();
-      stats.forEach((s) => byId.set(s.id, s));
-      let sendsVideo = false;
-      stats.forEach((s) => {
-        if (s.type === 'outbound-rtp' && s.kind === 'video') {
-          bytes += s.bytesSent ?? 0;
-          sendsVideo = true;
-        }
-      });
-      stats.forEach((s) => {
-        if (sendsVideo && s.type === 'transport' && s.selectedCandidatePairId) {
-          const remote = byId.get(byId.get(s.selectedCandidatePairId)?.remoteCandidateId);
-          if (remote) addresses.add(`${remote.address ?? remote.ip}:${remote.port}`);
-        }
-      });
-    }
-    return { bytes, addresses: [...addresses] };
-  });
+const participant = () => watchedParticipant(world, sent);
 
 /** Video bytes a second the page uploads, over `ms`. */
 async function uploadRate(page: Page, ms = 6000): Promise<number> {

@@ -12,24 +12,20 @@
 // the third person arrived) left each picture frozen until Janus brought it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
-import { startTestJanus } from '../helpers/janus.js';
+import { join, type BrowserWorld } from '../helpers/browser.js';
 import { everyoneSees } from '../helpers/sfu.js';
+import { startSfuWorld, upload, type SfuWorld } from '../helpers/sfu-world.js';
 import { eventually, sleep } from '../helpers/wait.js';
-import type { LocalJanus } from '../../src/local-janus.js';
 
-let janus: LocalJanus;
+let sfu: SfuWorld;
 let world: BrowserWorld;
 
 beforeAll(async () => {
-  janus = await startTestJanus();
-  world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  sfu = await startSfuWorld();
+  world = sfu.world;
 }, 60_000);
 
-afterAll(async () => {
-  await world?.close();
-  await janus?.stop();
-});
+afterAll(() => sfu?.close());
 
 interface Sample {
   at: number;
@@ -115,24 +111,6 @@ const openConnections = (page: Page) =>
       .map((pc) => [...new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendonly|recvonly|sendrecv|inactive)/gm) ?? [])].join(' ')),
   );
 
-/** The remote addresses the page's video goes to. */
-const videoAddresses = (page: Page) =>
-  page.evaluate(async () => {
-    const addresses = new Set<string>();
-    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-      if (pc.connectionState !== 'connected') continue;
-      const stats = await pc.getStats();
-      const byId = new Map<string, any>();
-      stats.forEach((s) => byId.set(s.id, s));
-      let sendsVideo = false;
-      stats.forEach((s) => (sendsVideo ||= s.type === 'outbound-rtp' && s.kind === 'video' && (s.bytesSent ?? 0) > 0));
-      stats.forEach((s) => {
-        const remote = sendsVideo && s.type === 'transport' && s.selectedCandidatePairId ? byId.get(byId.get(s.selectedCandidatePairId)?.remoteCandidateId) : null;
-        if (remote) addresses.add(`${remote.address ?? remote.ip}:${remote.port}`);
-      });
-    }
-    return [...addresses];
-  });
 
 describe('the move to Janus with a third person', () => {
   it('never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
@@ -156,7 +134,7 @@ describe('the move to Janus with a third person', () => {
     });
     const movedMs = Date.now() - joinedAt;
     const sessions = await Promise.all(pages.map(openConnections));
-    for (const page of pages) expect(await videoAddresses(page)).toHaveLength(1);
+    for (const page of pages) expect((await upload(page)).addresses).toHaveLength(1);
     // A second after the move, still decoding.
     await sleep(1000);
     const samples = await Promise.all([stopWatching(host), stopWatching(guest)]);

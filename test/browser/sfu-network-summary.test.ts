@@ -8,34 +8,24 @@
 // publication's bitrate (not the subscription's untouched 300 kbit/s), direct.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { join, startWorld, type BrowserWorld } from '../helpers/browser.js';
-import { startTestJanus } from '../helpers/janus.js';
+import { join, type BrowserWorld } from '../helpers/browser.js';
 import { everyoneSees } from '../helpers/sfu.js';
+import { startSfuWorld, watchedParticipant, type SfuWorld } from '../helpers/sfu-world.js';
 import { eventually } from '../helpers/wait.js';
-import type { LocalJanus } from '../../src/local-janus.js';
 
-let janus: LocalJanus;
+let sfu: SfuWorld;
 let world: BrowserWorld;
 /** The types of the signaling frames each page sent, in order. */
 const sent = new Map<Page, string[]>();
 
 beforeAll(async () => {
-  janus = await startTestJanus();
-  world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  sfu = await startSfuWorld();
+  world = sfu.world;
 }, 60_000);
 
-afterAll(async () => {
-  await world?.close();
-  await janus?.stop();
-});
+afterAll(() => sfu?.close());
 
-async function participant(): Promise<Page> {
-  const page = await world.participant({ viewport: { width: 800, height: 600 } });
-  const types: string[] = [];
-  sent.set(page, types);
-  page.on('websocket', (socket) => socket.on('framesent', ({ payload }) => types.push(String(JSON.parse(String(payload)).type))));
-  return page;
-}
+const participant = () => watchedParticipant(world, sent);
 
 /** The page left while its SFU path was up: it published, and sent no `sfu-leave` between its last publication and `leave`. */
 function leftOnSfuPath(types: string[]): boolean {
