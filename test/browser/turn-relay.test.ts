@@ -221,10 +221,11 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     await turn.stop();
     await expect.poll(() => callConnectionStates(host), { timeout: 30_000 }).not.toEqual(['connected']);
     turn = await startCoturn({ secret: SECRET, port });
+    // Ceilings only a broken build reaches: under `npm run test:under-load` the guest's side took over 10 s more.
     await expect.poll(() => callConnectionStates(host), { timeout: 60_000 }).toEqual(['connected']);
-    await expect.poll(() => callConnectionStates(guest), { timeout: 10_000 }).toEqual(['connected']);
+    await expect.poll(() => callConnectionStates(guest), { timeout: 60_000 }).toEqual(['connected']);
     const before = await inboundStats(guest);
-    await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(before.framesDecoded);
+    await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 30_000 }).toBeGreaterThan(before.framesDecoded);
     for (const page of [host, guest]) for (const pair of await selectedPairs(page)) expect(pair.local).toBe('relay');
     // Restarted with credentials that were valid then, the guest's own too (it had made its connection with the join page's).
     for (const username of [...(await turnUsernames(host)), ...(await turnUsernames(guest))]) {
