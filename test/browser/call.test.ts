@@ -74,7 +74,7 @@ describe('a call between a host and a guest', () => {
     expect(await guest.locator('h1 b').count()).toBe(0);
     expect(await guest.getByTestId('name-input').inputValue()).toBe('Patient');
     await guest.getByTestId('audio-indicator').waitFor();
-    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => guest.getByTestId('local-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 20_000 }).toBeGreaterThan(0);
     // The fake microphone beeps: the level moves within a couple of seconds.
     await expect
       .poll(() => guest.getByTestId('audio-indicator').evaluate((m: HTMLMeterElement) => m.value), { timeout: 15_000, interval: 100 })
@@ -159,7 +159,7 @@ describe('a call between a host and a guest', () => {
     await expect.poll(() => screen.evaluate((v: HTMLVideoElement) => v.videoWidth / v.videoHeight), { timeout: 15_000 }).toBeCloseTo(16 / 9, 1);
     expect((await expectMediaFlowing(guest)).framesDecoded).toBeGreaterThan(before);
     await host.getByTestId('screenshare-button').click();
-    await expect.poll(() => guest.getByTestId('remote-screen').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => guest.getByTestId('remote-screen').count(), { timeout: 20_000 }).toBe(0);
   });
 
   it('lets a third person in through an invite link made in the call', async () => {
@@ -174,7 +174,7 @@ describe('a call between a host and a guest', () => {
     await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 15_000 }).toBe(2);
     await third.getByTestId('leave-button').click();
     await third.getByTestId('feedback-skip').click();
-    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 20_000 }).toBe(1);
   });
 
   it('takes feedback after leaving and sends each to the right return URL; the room ends', async () => {
@@ -200,7 +200,7 @@ describe('a call between a host and a guest', () => {
     const summary = await world.api('GET', '/api/room_feedbacks/summary');
     expect(summary.json).toMatchObject({ total: 1, good: 1, neutral: 0, bad: 0 });
     await expect
-      .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 })
+      .poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 20_000, interval: 250 })
       .toBe('ended');
     expect(cspErrors).toEqual([]);
   });

@@ -70,7 +70,7 @@ describe.skipIf(skip !== null)('an integrator page on another site embeds the ca
   const waitForEvent = (page: Page, name: string, detail?: Record<string, unknown>, timeout = 15_000) =>
     expect.poll(() => named(page, name), { timeout, message: `event ${name}` }).toContainEqual(detail ?? expect.anything());
   const callFrame = async (page: Page): Promise<Frame> => {
-    await expect.poll(() => page.frames().some((f) => f.url().startsWith(world.base)), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => page.frames().some((f) => f.url().startsWith(world.base)), { timeout: 20_000 }).toBe(true);
     return page.frames().find((f) => f.url().startsWith(world.base))!;
   };
   const command = (page: Page, method: string, ...args: unknown[]) =>
@@ -132,7 +132,7 @@ describe.skipIf(skip !== null)('an integrator page on another site embeds the ca
     expect(await spy.evaluate(() => (window as unknown as { __messages: string[] }).__messages)).toEqual([]);
     expect(await frame.$(testId('leave-button'))).not.toBeNull();
     const frames = (await inboundStats(frame as never)).framesDecoded;
-    await expect.poll(async () => (await inboundStats(frame as never)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(frames);
+    await expect.poll(async () => (await inboundStats(frame as never)).framesDecoded, { timeout: 20_000 }).toBeGreaterThan(frames);
 
     step('a network cut: reconnecting, then connected, as the same participant');
     const participants = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants as string[];

@@ -194,7 +194,7 @@ describe('an integrator page on another site embeds the call', () => {
     await patientFrame.getByTestId('feedback-submit').click();
     await waitForEvent(patient, 'feedback', { rating: 'good' });
     // On to the integrator's return page, inside the frame.
-    await expect.poll(() => callFrame(patient).then((f) => f.url()), { timeout: 10_000 }).toBe(`${site.origin}/done`);
+    await expect.poll(() => callFrame(patient).then((f) => f.url()), { timeout: 20_000 }).toBe(`${site.origin}/done`);
 
     step('the room is closed: the doctor is told');
     expect((await world.api('POST', `/api/rooms/${room.token}/close`)).status).toBe(204);
@@ -226,7 +226,7 @@ describe('an integrator page on another site embeds the call', () => {
     const refusals: string[] = [];
     outsider.on('console', (m) => /frame-ancestors/.test(m.text()) && refusals.push(m.text()));
     await outsider.goto(demoUrl(stranger.origin, room.guest_join_url));
-    await expect.poll(() => refusals.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => refusals.length, { timeout: 20_000 }).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await events(outsider)).toEqual([]);
 
@@ -245,7 +245,7 @@ describe('an integrator page on another site embeds the call', () => {
     const narrowedRefusals: string[] = [];
     narrowedPage.on('console', (m) => /frame-ancestors/.test(m.text()) && narrowedRefusals.push(m.text()));
     await narrowedPage.goto(demoUrl(site.origin, narrowed.guest_join_url));
-    await expect.poll(() => narrowedRefusals.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => narrowedRefusals.length, { timeout: 20_000 }).toBeGreaterThan(0);
     expect(narrowedRefusals[0]).toContain('frame-ancestors https://portal.example');
     expect(await events(narrowedPage)).toEqual([]);
 
@@ -331,7 +331,7 @@ describe('an integrator page on another site embeds the call', () => {
     expect(await pressed(frame, 'camera-button')).toBe('false');
     await frame.getByTestId('leave-button').waitFor();
     const stats = (await inboundStats(frame as never)).framesDecoded;
-    await expect.poll(async () => (await inboundStats(frame as never)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(stats);
+    await expect.poll(async () => (await inboundStats(frame as never)).framesDecoded, { timeout: 20_000 }).toBeGreaterThan(stats);
     expect((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants).toHaveLength(2);
   });
 });

@@ -62,8 +62,8 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     step('media flowing');
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     // The decoded frames reach the tiles on both sides, under the right names.
-    await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
-    await expect.poll(() => host.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => remoteVideoWidth(guest), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => host.getByTestId('remote-video').evaluate((v: HTMLVideoElement) => v.videoWidth), { timeout: 20_000 }).toBeGreaterThan(0);
     expect(await guest.$$eval('figcaption', (els) => els.map((e) => e.textContent))).toContain('Dr. Ada');
     expect(await host.locator('figcaption').allTextContents()).toContain('Fox');
     expect((await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants).toHaveLength(2);
@@ -83,13 +83,13 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     // The guest leaves: the host's tile for them goes; feedback; on to the guest's return URL.
     step('the guest leaves');
     await clickTestId(guest, 'leave-button');
-    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 20_000 }).toBe(0);
     step('feedback');
     await clickTestId(guest, 'feedback-good');
     await fillTestId(guest, 'feedback-comment', 'Worked in Firefox');
     await clickTestId(guest, 'feedback-submit');
     await guest.waitForSelector(testId('feedback-thanks'));
-    await expect.poll(() => guest.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=guest`);
+    await expect.poll(() => guest.url(), { timeout: 20_000 }).toBe(`${world.base}/left?who=guest`);
 
     const feedbacks = await world.api('GET', '/api/room_feedbacks');
     expect(feedbacks.json.room_feedbacks).toEqual([expect.objectContaining({ room_token: room.token, rating: 'good', feedback: 'Worked in Firefox' })]);
@@ -108,22 +108,22 @@ describe.skipIf(skip !== null)('calls with Firefox', () => {
     step('media flowing');
     await Promise.all([expectMediaFlowing(host), expectMediaFlowing(guest)]);
     step('remote video on screen');
-    await expect.poll(() => remoteVideoWidth(host), { timeout: 10_000 }).toBeGreaterThan(0);
-    await expect.poll(() => remoteVideoWidth(guest), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => remoteVideoWidth(host), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => remoteVideoWidth(guest), { timeout: 20_000 }).toBeGreaterThan(0);
     expect(await count(host, 'remote-video')).toBe(1);
 
     step('the guest leaves');
     await clickTestId(guest, 'leave-button');
-    await expect.poll(() => count(host, 'remote-video'), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => count(host, 'remote-video'), { timeout: 20_000 }).toBe(0);
     await clickTestId(guest, 'feedback-skip');
-    await expect.poll(() => guest.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=guest`);
+    await expect.poll(() => guest.url(), { timeout: 20_000 }).toBe(`${world.base}/left?who=guest`);
     step('the host leaves');
     await clickTestId(host, 'leave-button');
     await clickTestId(host, 'feedback-skip');
-    await expect.poll(() => host.url(), { timeout: 10_000 }).toBe(`${world.base}/left?who=host`);
+    await expect.poll(() => host.url(), { timeout: 20_000 }).toBe(`${world.base}/left?who=host`);
     // Both left: the room ends (ROOM_END_GRACE_SECONDS=1 in startWorld).
     step('the room ends');
-    await expect.poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 10_000, interval: 250 }).toBe('ended');
+    await expect.poll(async () => (await world.api('GET', `/api/rooms/${room.token}`)).json.status, { timeout: 20_000, interval: 250 }).toBe('ended');
   });
 
   it('the waiting room in Firefox: a Firefox guest waits, a Firefox host lets it in, and the call works', async (context) => {

@@ -63,7 +63,7 @@ describe.each([
 
     const third = await world.participant({ viewport });
     await join(third, room.guest_join_url, 'Sam');
-    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => host.getByTestId('remote-video').count(), { timeout: 20_000 }).toBe(2);
     await expectMediaFlowing(third);
     // Three people: everyone on screen in a grid, no picture over another, each a fair share.
     const pictures = [await box(host, '[data-testid=local-video]'), ...(await Promise.all([0, 1].map((i) => host.getByTestId('remote-video').nth(i).boundingBox())))] as Box[];
@@ -132,7 +132,7 @@ describe('devices during the call', () => {
     // Choose the last camera and microphone (with one fake device each, it is opened again: a new track all the same).
     await guest.getByTestId('camera-select').selectOption(cameras.at(-1)!);
     await guest.getByTestId('microphone-select').selectOption(microphones.at(-1)!);
-    await expect.poll(async () => (await sentTracks()).filter((t) => !before.includes(t)).length, { timeout: 10_000 }).toBe(2);
+    await expect.poll(async () => (await sentTracks()).filter((t) => !before.includes(t)).length, { timeout: 20_000 }).toBe(2);
     const after = await sentTracks();
     expect(after.every((t) => t.endsWith(':live'))).toBe(true);
     // Still the one connection of the call.
@@ -147,7 +147,7 @@ describe('devices during the call', () => {
     await expect.poll(() => guest.evaluate(() => document.fullscreenElement !== null), { timeout: 15_000 }).toBe(false);
     // The host still decodes new frames from the guest.
     const seen = (await inboundStats(host)).framesDecoded;
-    await expect.poll(async () => (await inboundStats(host)).framesDecoded, { timeout: 10_000 }).toBeGreaterThan(seen + 20);
+    await expect.poll(async () => (await inboundStats(host)).framesDecoded, { timeout: 20_000 }).toBeGreaterThan(seen + 20);
   });
 });
 

@@ -79,7 +79,7 @@ describe('recording with consent', () => {
 
     const dialog = guest.getByTestId('recording-consent');
     await dialog.waitFor();
-    await expect.poll(() => dialog.textContent(), { timeout: 5000 }).toContain('Dr. Ada');
+    await expect.poll(() => dialog.textContent(), { timeout: 15_000 }).toContain('Dr. Ada');
     // Focus starts inside the dialog, on "Do not record me", and Tab stays within it.
     expect(await guest.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('consent-decline');
     await guest.keyboard.press('Tab');
@@ -152,7 +152,7 @@ describe('recording with consent', () => {
     await declined.waitFor();
     expect(await declined.textContent()).toContain('Pat Patient');
     expect(await guest.getByTestId('recording-declined').count()).toBe(0);
-    await expect.poll(() => host.getByTestId('record-button').getAttribute('data-state'), { timeout: 10_000 }).toBe('idle');
+    await expect.poll(() => host.getByTestId('record-button').getAttribute('data-state'), { timeout: 20_000 }).toBe('idle');
     for (const page of [host, guest]) expect(await page.getByTestId('recording-indicator').isVisible()).toBe(false);
     expect(await recordingsOf(room)).toEqual([]);
     // Still in the call, and still peer to peer (nothing moved it to the SFU).
@@ -175,7 +175,7 @@ describe('recording with consent', () => {
     await join(guest, room.guest_join_url, 'Sam Newcomer');
     await guest.getByTestId('recording-consent').waitFor();
     // Asked, not yet recorded: the page says the call is recorded but not this person, and no consent is stored.
-    await expect.poll(() => guest.getByTestId('recording-indicator').textContent(), { timeout: 10_000 }).toBe('Recording (not you)');
+    await expect.poll(() => guest.getByTestId('recording-indicator').textContent(), { timeout: 20_000 }).toBe('Recording (not you)');
     expect((await recordingsOf(room))[0]!.consents.map((c: Record<string, unknown>) => c.display_name)).toEqual(['Dr. Ada']);
     await everyoneSees([host, guest], 1, 30_000);
     // Its media reaches the host through the SFU meanwhile, and is not recorded (a second is no wait for
@@ -201,7 +201,7 @@ describe('recording with consent', () => {
     await guest.getByTestId('join-button').click();
     const dialog = guest.getByTestId('recording-consent');
     await dialog.waitFor({ timeout: 15_000 });
-    await expect.poll(() => dialog.textContent(), { timeout: 5000 }).toContain('Dr. Ada');
+    await expect.poll(() => dialog.textContent(), { timeout: 15_000 }).toContain('Dr. Ada');
     await guest.getByTestId('consent-accept').click();
     for (const page of [host, guest]) await page.getByTestId('recording-indicator').waitFor({ timeout: 15_000 });
     expect((await recordingsOf(room))[0]!.consents.map((c: Record<string, unknown>) => c.display_name)).toEqual(['Dr. Ada', 'Pat Patient']);

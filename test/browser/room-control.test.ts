@@ -101,7 +101,7 @@ describe('a dropped connection', () => {
     await expect.poll(async () => (await inboundStats(guest)).framesDecoded, { timeout: 20_000 }).toBeGreaterThan(flowing.framesDecoded + 10);
     await expectMediaFlowing(host);
     // The host's tile of the guest says nothing is wrong any more.
-    await expect.poll(() => host.getByTestId('peer-notice').isVisible(), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => host.getByTestId('peer-notice').isVisible(), { timeout: 20_000 }).toBe(false);
     const after = (await world.api('GET', `/api/rooms/${room.token}`)).json;
     expect(after.current_participants.sort()).toEqual(before);
     expect(after.status).toBe('started');
@@ -121,7 +121,7 @@ describe('a reloaded page', () => {
     await guest.getByTestId('join-button').click();
     await guest.getByTestId('leave-button').waitFor();
     // The host replaced its connection (the guest's DTLS fingerprint is new) rather than talking to a dead one.
-    await expect.poll(hostPcs, { timeout: 10_000 }).toEqual(['closed', 'connected']);
+    await expect.poll(hostPcs, { timeout: 20_000 }).toEqual(['closed', 'connected']);
     await Promise.all([expectMediaFlowing(guest), expectMediaFlowing(host)]);
     const after = (await world.api('GET', `/api/rooms/${room.token}`)).json.current_participants.sort();
     expect(after).toEqual(before);

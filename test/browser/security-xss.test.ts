@@ -114,11 +114,11 @@ describe('names, chat and feedback are text', () => {
     for (const page of [host, guest]) expect(await injected(page)).toEqual({ flag: null, elements: 0 });
     await guest.getByTestId('feedback-submit').click();
     await guest.getByTestId('feedback-thanks').waitFor();
-    await guest.waitForURL(`${clinic.origin}/after-guest`, { timeout: 10_000 });
+    await guest.waitForURL(`${clinic.origin}/after-guest`, { timeout: 20_000 });
 
     await host.getByTestId('leave-button').click();
     await host.getByTestId('feedback-skip').click();
-    await host.waitForURL(`${clinic.origin}/after-host`, { timeout: 10_000 });
+    await host.waitForURL(`${clinic.origin}/after-host`, { timeout: 20_000 });
 
     expect(evil.hits).toEqual([]);
     expect(clinic.hits).toEqual(['/after-guest', '/after-host']);

@@ -116,7 +116,7 @@ describe('the first connection, made while the join screen shows', () => {
     const seen = frames(guest);
     await guest.goto(room.guest_join_url);
     // While the person looks at the preview, the connection gets its relay candidate.
-    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 20_000 }).toBe(1);
     await pressJoin(guest, 'Patient');
     const joinFrame = seen.sent.find((f) => f.type === 'join');
     // Gathered before the click: relay candidates in the SDP the join carried (relay only: nothing else).
@@ -136,12 +136,12 @@ describe('the first connection, made while the join screen shows', () => {
     const seen = frames(guest);
     await guest.goto(room.guest_join_url);
     await guest.getByTestId('local-video').waitFor();
-    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 20_000 }).toBe(1);
     const [before] = await gatheredOffers(guest);
     await guest.context().setOffline(true);
     await guest.context().setOffline(false);
     // The connection gathered before is closed, and a new one gathers.
-    await expect.poll(async () => (await gatheredOffers(guest)).filter((sdp) => sdp !== before).length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(async () => (await gatheredOffers(guest)).filter((sdp) => sdp !== before).length, { timeout: 20_000 }).toBe(1);
     const [after, ...others] = await gatheredOffers(guest);
     expect(others).toEqual([]);
     await pressJoin(guest, 'Patient');

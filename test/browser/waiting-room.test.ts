@@ -149,7 +149,7 @@ describe('the waiting room', () => {
     await tabB.getByTestId('admit-button').click();
     await tabA.getByTestId('waiting-participant').waitFor({ state: 'detached' });
     await guest.getByTestId('leave-button').waitFor();
-    await expect.poll(() => guest.getByTestId('remote-video').count(), { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => guest.getByTestId('remote-video').count(), { timeout: 20_000 }).toBe(2);
     await expectMediaFlowing(guest);
   });
 

@@ -54,7 +54,7 @@ async function placement(roomToken: string): Promise<Map<string, string>> {
 async function chatArrives(from: Page, to: Page, text: string) {
   await from.getByTestId('chat-input').fill(text);
   await from.getByTestId('chat-send').click();
-  await expect.poll(() => to.getByTestId('chat-message').allTextContents(), { timeout: 10_000 }).toEqual(
+  await expect.poll(() => to.getByTestId('chat-message').allTextContents(), { timeout: 20_000 }).toEqual(
     expect.arrayContaining([expect.stringContaining(text)]),
   );
 }
