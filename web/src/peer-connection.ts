@@ -35,6 +35,16 @@ export class Peer {
   readonly pc: RTCPeerConnection;
   private makingOffer = false;
   private ignoreOffer = false;
+  /**
+   * An answer is being applied: an offer that comes meanwhile follows it on
+   * the connection's operations chain, so it is no collision although the
+   * state still says `have-local-offer` (W3C WebRTC 1.0, §10.7 example,
+   * isSettingRemoteAnswerPending). Without it the impolite side dropped the
+   * other side's ICE restart that came right behind the answer to its own,
+   * and the connection stayed `disconnected` for good (seen after a TURN
+   * outage under `npm run test:under-load`: test/browser/turn-relay.test.ts).
+   */
+  private settingRemoteAnswer = false;
   /** When our offer now waiting for its answer went out. */
   private offeredAt = 0;
   private readonly polite: boolean;
@@ -184,12 +194,18 @@ export class Peer {
   async handle(data: SignalData): Promise<void> {
     if ('description' in data) {
       const description = data.description as RTCSessionDescriptionInit;
-      const collision = description.type === 'offer' && (this.makingOffer || this.pc.signalingState !== 'stable');
+      const readyForOffer = !this.makingOffer && (this.pc.signalingState === 'stable' || this.settingRemoteAnswer);
+      const collision = description.type === 'offer' && !readyForOffer;
       this.ignoreOffer = !this.polite && collision;
       if (this.ignoreOffer) return;
       // The other side restarts ICE: this side gathers anew too, with servers it can use now.
       if (description.type === 'offer' && restartsIce(this.pc.remoteDescription?.sdp, description.sdp)) this.useCurrentServers();
-      await this.pc.setRemoteDescription(description);
+      this.settingRemoteAnswer = description.type === 'answer';
+      try {
+        await this.pc.setRemoteDescription(description);
+      } finally {
+        this.settingRemoteAnswer = false;
+      }
       if (description.type === 'answer') this.markAnswered();
       if (description.type === 'offer') {
         await this.pc.setLocalDescription();
