@@ -83,6 +83,8 @@ export interface Config {
   sfuMinParticipants: number;
   /** A room whose VideoRoom nobody on this node has used for this long loses it (its call ended, or went back to peer to peer). */
   sfuEmptyRoomSeconds: number;
+  /** A room whose Janus was lost and that no instance took within this long is lost: its recording ends. */
+  sfuLostRoomSeconds: number;
   /** The UDP ports a local Janus uses for media (rtp_port_range). */
   janusRtpPorts: { min: number; max: number };
   /** The public address of a local Janus behind a 1:1 NAT (nat_1_1_mapping), or null. */
@@ -264,6 +266,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     janusApiSecret: env.JANUS_API_SECRET || null,
     sfuMinParticipants: integer(env, 'SFU_MIN_PARTICIPANTS', 3, 2, 100),
     sfuEmptyRoomSeconds: integer(env, 'SFU_EMPTY_ROOM_SECONDS', 60, 1, 86_400),
+    sfuLostRoomSeconds: integer(env, 'SFU_LOST_ROOM_SECONDS', 30, 1, 3600),
     janusRtpPorts: portRange(env),
     janusPublicIp: env.JANUS_PUBLIC_IP || null,
     janusInterfaces: (env.JANUS_INTERFACES ?? '').split(',').map((i) => i.trim()).filter(Boolean),

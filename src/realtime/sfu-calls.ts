@@ -34,10 +34,9 @@ interface SfuState {
 
 /** How long an update of a subscription waits for the browser's answer to the previous offer. */
 const ANSWER_WAIT_MS = 5000;
-/** A lost room's move is tried again after 100 ms, then every 250 ms, for 30 s; its pages are told once it is done. */
+/** A lost room's move is tried again after 100 ms, then every 250 ms, for `lostRoomMs` (SFU_LOST_ROOM_SECONDS); its pages are told once it is done. */
 const FIRST_MOVE_RETRY_MS = 100;
 const LONGEST_MOVE_RETRY_MS = 250;
-const MOVE_TRIES_MS = 30_000;
 /** Before moving, the instances are asked for `info` this often until one answers (a local Janus starting again; a refused connection costs nothing, a move three queries). */
 const ANSWERING_POLL_MS = 25;
 
@@ -58,7 +57,7 @@ export interface SfuCalls {
   record(session: Session, base: string | null): Promise<void>;
   /** The room was closed or deleted: its VideoRoom goes (a deleted room's pin went with its row: the one known here is used). */
   roomGone(roomId: number): Promise<void>;
-  /** Hears of a room whose Janus was lost and that no instance took within MOVE_TRIES_MS (its recording ends: recording-sync.ts). */
+  /** Hears of a room whose Janus was lost and that no instance took within SFU_LOST_ROOM_SECONDS (its recording ends: recording-sync.ts). */
   onRoomLost(listener: (roomId: number) => void): void;
   close(): Promise<void>;
 }
@@ -100,7 +99,7 @@ const forgetIfRoomGone = (states: Map<Session, SfuState>, session: Session, stat
   throw error;
 };
 
-/** Moves the room, again and again with a short backoff while no instance takes it, until `until` (MOVE_TRIES_MS after the loss); false when none did. */
+/** Moves the room, again and again with a short backoff while no instance takes it, until `until` (`lostRoomMs` after the loss); false when none did. */
 async function moveSoon(instances: JanusInstances, log: FastifyBaseLogger, roomId: number, pin: SfuPin, until: number): Promise<boolean> {
   for (let wait = FIRST_MOVE_RETRY_MS; ; wait = Math.min(wait * 2, LONGEST_MOVE_RETRY_MS)) {
     try {
@@ -129,14 +128,14 @@ async function someAnswers(urls: readonly string[], until: number): Promise<void
  * A room whose instance was lost moves once per node, and its browsers here start their SFU path again once
  * the move is done: told at once, while a local Janus is still starting again, every page failed its first try
  * and waited a second for the next (bench/README.md, "Issue 41: faults"). A room no instance took within
- * MOVE_TRIES_MS is `roomLost`: nothing of it can be recorded (docs/design.md, "Recording with consent").
+ * `lostRoomMs` (SFU_LOST_ROOM_SECONDS) is `roomLost`: nothing of it can be recorded (docs/design.md, "Recording with consent").
  */
-function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>, log: FastifyBaseLogger, send: (session: Session, message: ServerMessage) => void, roomLost: (roomId: number) => void): void {
+function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>, lostRoomMs: number, log: FastifyBaseLogger, send: (session: Session, message: ServerMessage) => void, roomLost: (roomId: number) => void): void {
   instances.onLost((instance) => {
     const lost = [...states].filter(([, state]) => state.pin.instance === instance);
     for (const [session] of lost) states.delete(session);
-    // One deadline for the wait and the move: a room no instance takes is lost MOVE_TRIES_MS after the loss.
-    const until = Date.now() + MOVE_TRIES_MS;
+    // One deadline for the wait and the move: a room no instance takes is lost `lostRoomMs` after the loss.
+    const until = Date.now() + lostRoomMs;
     const answering = someAnswers(instances.urls, until);
     for (const [roomId, pin] of new Map(lost.map(([, state]) => [state.roomId, state.pin]))) {
       void answering.then(() => moveSoon(instances, log, roomId, pin, until)).then((moved) => {
@@ -152,6 +151,8 @@ interface SfuCallsOptions {
   minParticipants: number;
   /** A room nobody here uses for this long loses its VideoRoom (SFU_EMPTY_ROOM_SECONDS; sfu-empty-rooms.ts). */
   emptyRoomMs: number;
+  /** A room whose Janus was lost and that no instance took within this long is lost (SFU_LOST_ROOM_SECONDS; `moveLostRooms`). */
+  lostRoomMs: number;
   log: FastifyBaseLogger;
   send(session: Session, message: ServerMessage): void;
 }
@@ -217,7 +218,7 @@ export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
   }
 
   const roomLostListeners: ((roomId: number) => void)[] = [];
-  moveLostRooms(instances, states, log, options.send, (roomId) => roomLostListeners.forEach((listener) => listener(roomId)));
+  moveLostRooms(instances, states, options.lostRoomMs, log, options.send, (roomId) => roomLostListeners.forEach((listener) => listener(roomId)));
 
   async function leave(session: Session): Promise<void> {
     // Back to peer to peer keeps what to record for the next publication; a connection gone needs it no more.

@@ -31,6 +31,8 @@ describe('SFU settings', () => {
     expect(config.sfu).toBe('off');
     expect(config.sfuMinParticipants).toBe(3);
     expect(config.janusRtpPorts).toEqual({ min: 20000, max: 40000 });
+    expect(config.sfuLostRoomSeconds).toBe(30);
+    expect(loadConfig({ SFU_LOST_ROOM_SECONDS: '8' }).sfuLostRoomSeconds).toBe(8);
   });
 
   it('refuse what cannot work, naming the variable', () => {
@@ -39,6 +41,7 @@ describe('SFU settings', () => {
     expect(() => loadConfig({ SFU: 'janus', JANUS_URLS: 'ws://janus:8188' })).toThrow(ConfigError);
     expect(() => loadConfig({ SFU: 'janus', JANUS_RTP_PORTS: '40000-30000' })).toThrow(/JANUS_RTP_PORTS/);
     expect(() => loadConfig({ SFU: 'janus', REDIS_URL: 'redis://r:6379' })).toThrow(/JANUS_URLS must list/);
+    for (const bad of ['0', '3601', 'soon']) expect(() => loadConfig({ SFU_LOST_ROOM_SECONDS: bad })).toThrow(/SFU_LOST_ROOM_SECONDS/);
     expect(loadConfig({ SFU: 'janus', JANUS_URLS: 'http://a:8088/janus, http://b:8088/janus' }).janusUrls).toEqual(['http://a:8088/janus', 'http://b:8088/janus']);
   });
 });

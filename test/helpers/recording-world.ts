@@ -15,10 +15,11 @@ export interface RecordingWorld {
   close(): Promise<void>;
 }
 
-export async function startRecordingWorld(): Promise<RecordingWorld> {
+/** `env`: more settings for its server (`SFU_LOST_ROOM_SECONDS`, ...). */
+export async function startRecordingWorld(env: Record<string, string> = {}): Promise<RecordingWorld> {
   const janus = await startTestJanus();
   const recordingsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-recordings-'));
-  const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, RECORDINGS_DIR: recordingsDir });
+  const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, RECORDINGS_DIR: recordingsDir, ...env });
   const tenant = await world.server.services.database.db.selectFrom('tenants').select('id').where('name', '=', 'Browser tests').executeTakeFirstOrThrow();
   await world.server.services.tenants.setTenantFeature(tenant.id, 'recording', true);
   return {
