@@ -74,15 +74,17 @@ export function createParticipants(options: ParticipantsOptions) {
     if (change.type === 'recording') sfu.recording(now.recording.state === 'recording');
   });
 
-  /** Someone is in the call: a tile (which replaces any connection to them, so tile first), and the state says so. */
+  /** Someone is in the call: a tile (which replaces any connection to them, so tile first), the state says so, the path follows the count. */
   function arrive(info: PeerInfo) {
     peers.add(info);
     state.participantJoined(info);
+    sfu.counted();
   }
 
   function leave(peerId: string) {
     peers.remove(peerId);
     state.participantLeft(peerId);
+    sfu.counted();
   }
 
   return {
@@ -130,7 +132,6 @@ export function createParticipants(options: ParticipantsOptions) {
           } else {
             arrive(message.peer);
           }
-          sfu.counted();
           // The newcomer missed the announcement of a share in progress.
           await options.announceScreen();
           return;
@@ -140,17 +141,18 @@ export function createParticipants(options: ParticipantsOptions) {
         case 'peer-present':
           // Announced again after the server's nodes found each other again (Redis
           // was away): someone new gets a tile, and a connection that never
-          // completed starts over (mesh.present decides which side calls).
+          // completed starts over (mesh.present decides which side calls). Through the
+          // SFU nobody is called peer to peer: an offer there would take the other page
+          // down to the mesh (sfu-switch.ts, handle), and Janus brings the media.
           if (mesh.isConnected(message.peer.id)) return;
           if (!peers.has(message.peer.id)) arrive(message.peer);
-          mesh.present(message.peer.id);
+          if (sfu.meshShown(message.peer.id)) mesh.present(message.peer.id);
           // What they missed meanwhile: our microphone and camera state, a share in progress.
           options.announceMedia();
           await options.announceScreen();
           return;
         case 'peer-left':
           leave(message.peerId);
-          sfu.counted();
           return;
         case 'signal':
           return mesh.signal(message.from, message.data);
