@@ -16,6 +16,7 @@ import {
   join,
   pressJoin,
   selectedPairs,
+  signalingFrames,
   startWorld,
   turnUsernames,
   type BrowserWorld,
@@ -70,16 +71,6 @@ describe('a relay-only call through coturn', () => {
   });
 });
 
-/** The frames a page sends and receives on its sockets, as parsed JSON (listening from before it loads). */
-function frames(page: Page): { sent: any[]; received: any[] } {
-  const seen = { sent: [] as any[], received: [] as any[] };
-  page.on('websocket', (socket) => {
-    socket.on('framesent', ({ payload }) => seen.sent.push(JSON.parse(String(payload))));
-    socket.on('framereceived', ({ payload }) => seen.received.push(JSON.parse(String(payload))));
-  });
-  return seen;
-}
-
 /**
  * The first frame of this type the page received. Playwright reports a frame
  * after the page has handled it: the call's screen can be up before its
@@ -113,7 +104,7 @@ describe('the first connection, made while the join screen shows', () => {
     const host = await world.participant();
     const guest = await world.participant();
     await join(host, room.host_join_url, 'Dr. Relay');
-    const seen = frames(guest);
+    const seen = signalingFrames(guest);
     await guest.goto(room.guest_join_url);
     // While the person looks at the preview, the connection gets its relay candidate.
     await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 20_000 }).toBe(1);
@@ -133,7 +124,7 @@ describe('the first connection, made while the join screen shows', () => {
   it('is made again when the network comes back, so that the join carries candidates of the network the page is on', async () => {
     const room = await world.createRoom();
     const guest = await world.participant();
-    const seen = frames(guest);
+    const seen = signalingFrames(guest);
     await guest.goto(room.guest_join_url);
     await guest.getByTestId('local-video').waitFor();
     await expect.poll(async () => (await gatheredOffers(guest)).length, { timeout: 20_000 }).toBe(1);
@@ -174,7 +165,7 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     const host = await shortLived().participant();
     const guest = await shortLived().participant();
     await join(host, room.host_join_url, 'Dr. Relay');
-    const seen = frames(guest);
+    const seen = signalingFrames(guest);
     await guest.goto(room.guest_join_url);
     // One second of gathering ahead.
     await guest.waitForFunction(() => performance.now() > 1500, null, { timeout: 15_000, polling: 250 });
@@ -196,7 +187,7 @@ describe('credentials that live ten seconds (TURN_TTL_SECONDS=10), renewed durin
     const room = await shortLived().createRoom();
     const host = await shortLived().participant();
     const guest = await shortLived().participant();
-    const hostFrames = frames(host);
+    const hostFrames = signalingFrames(host);
     await join(host, room.host_join_url, 'Dr. Relay');
     const joined = await firstReceived(hostFrames, 'joined');
     // Alone until the credentials of the join have expired: fresh ones came meanwhile.

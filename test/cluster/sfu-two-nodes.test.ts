@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM script without types
 import { startRedis } from '../../scripts/redis.mjs';
-import { join } from '../helpers/browser.js';
+import { join, signalingFrames } from '../helpers/browser.js';
 import { chatLines, sendChat, startTwoNodes, type TwoNodes } from '../helpers/cluster.js';
 import { createPostgresDatabase } from '../helpers/database.js';
 import { startTestJanus } from '../helpers/janus.js';
@@ -50,21 +50,11 @@ const sendingConnections = (page: Page) =>
     return connections;
   });
 
-/** The signaling messages a page sends and receives, parsed (listening from before it loads). */
-function frames(page: Page): { sent: any[]; received: any[] } {
-  const seen = { sent: [] as any[], received: [] as any[] };
-  page.on('websocket', (socket) => {
-    socket.on('framesent', ({ payload }) => seen.sent.push(JSON.parse(String(payload))));
-    socket.on('framereceived', ({ payload }) => seen.received.push(JSON.parse(String(payload))));
-  });
-  return seen;
-}
-
 /** Three people in one room, the host on node A and two guests on node B, moved to Janus; with what each page signals. */
 async function sfuCallOfThree() {
   const room = await cluster.createRoom();
   const pages = [await cluster.participant(), await cluster.participant(), await cluster.participant()];
-  const seen = pages.map(frames);
+  const seen = pages.map(signalingFrames);
   await join(pages[0]!, `${cluster.a.url}/join/${room.access_token}`, 'Dr. Ada');
   await join(pages[1]!, `${cluster.b.url}/join/${room.guest_token}`, 'Pat');
   await join(pages[2]!, `${cluster.b.url}/join/${room.guest_token}`, 'Relative');

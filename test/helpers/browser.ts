@@ -185,6 +185,16 @@ export function keepPeerConnections(): void {
   } as typeof RTCPeerConnection;
 }
 
+/** The signaling messages a page sends and receives on its sockets, parsed (listening from before it loads). */
+export function signalingFrames(page: Page): { sent: any[]; received: any[] } {
+  const seen = { sent: [] as any[], received: [] as any[] };
+  page.on('websocket', (socket) => {
+    socket.on('framesent', ({ payload }) => seen.sent.push(JSON.parse(String(payload))));
+    socket.on('framereceived', ({ payload }) => seen.received.push(JSON.parse(String(payload))));
+  });
+  return seen;
+}
+
 /**
  * The peer connections of the call a page made (window.__pcs), oldest first:
  * those that were given a remote description. The join screen's network check makes
