@@ -51,7 +51,7 @@ describe('the waiting room', () => {
     expect(await entry.getByTestId('admit-button').getAttribute('aria-label')).toBe('Admit Pat Patient');
     await expect.poll(() => host.title(), { timeout: 15_000 }).toMatch(/^\(1\) /);
     await expect.poll(tones, { timeout: 15_000 }).toBeGreaterThan(0);
-    expect(await host.getByRole('status').first().textContent()).toContain('Pat Patient is waiting');
+    expect(await host.locator('p.notice.status').textContent()).toContain('Pat Patient is waiting');
 
     const clicked = Date.now();
     await entry.getByTestId('admit-button').click();
