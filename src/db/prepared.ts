@@ -32,9 +32,13 @@ export function runStatementsWith<DB>(db: Kysely<DB>, run: StatementRunner): voi
 /** Each SQL text compiled here has one name, whichever database it runs on. */
 const statementNames = new Map<string, string>();
 
-/** Every statement compiled here so far, with its name (test/api/named-statement-plans.test.ts explains each). */
-export function compiledStatements(): { name: string; sql: string }[] {
-  return [...statementNames].map(([sql, name]) => ({ name, sql }));
+/** The SQL texts prepared for each database (its executor): another's, in the same process, are not its code's. */
+const preparedFor = new WeakMap<object, Set<string>>();
+
+/** Every statement compiled for `db` so far, with its name (test/api/named-statement-plans.test.ts explains each). */
+export function compiledStatements<DB>(db: Kysely<DB>): { name: string; sql: string }[] {
+  const texts = preparedFor.get(db.getExecutor()) ?? new Set<string>();
+  return [...statementNames].filter(([sql]) => texts.has(sql)).map(([sql, name]) => ({ name, sql }));
 }
 
 /** Stands for the value `name` of the call's argument object number `from` in the compiled statement's parameters. */
@@ -61,6 +65,9 @@ export function prepare<DB, Args extends object[], Row>(db: Kysely<DB>, build: (
   const template: CompiledQuery<Row> = build(...(standIns as Args)).compile();
   let name = statementNames.get(template.sql);
   if (name === undefined) statementNames.set(template.sql, (name = `parley_${statementNames.size + 1}`));
+  const executor = db.getExecutor();
+  if (!preparedFor.has(executor)) preparedFor.set(executor, new Set());
+  preparedFor.get(executor)!.add(template.sql);
   const slots = template.parameters.map((value) => (value instanceof Placeholder ? value : null));
   const parametersOf = (args: Args) =>
     slots.map((slot, i) => (slot === null ? template.parameters[i] : (args[slot.from] as Record<string, unknown>)[slot.name]));

@@ -71,7 +71,7 @@ async function genericPlan(text: string, args: (types: string[]) => string[], { 
 
 describe('named statements', () => {
   it('no generic plan reads a table whole', async () => {
-    const statements = compiledStatements();
+    const statements = compiledStatements(ctx.services.database.db);
     // The token lookup, GET, create and PUT of a room at least: a statement taken out of prepare() must be taken out here too.
     expect(statements.length).toBeGreaterThanOrEqual(4);
     for (const { name, sql: text } of statements) {
@@ -85,7 +85,7 @@ describe('named statements', () => {
     // execution (migration 0013). Where statistics promise several connected
     // participants a room, the planner may still prefer a bitmap scan and a
     // sort: the probe leaves bitmap scans out, to see that an index serves the order.
-    const withLists = compiledStatements().filter(({ sql: text }) => text.includes('array(select p.token'));
+    const withLists = compiledStatements(ctx.services.database.db).filter(({ sql: text }) => text.includes('array(select p.token'));
     expect(withLists.length).toBeGreaterThanOrEqual(2);
     for (const { name, sql: text } of withLists) {
       const plan = await genericPlan(text, (types) => types.map((type) => `null::${type}`), { bitmapScans: false });
