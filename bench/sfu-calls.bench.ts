@@ -10,8 +10,10 @@
 // --first-frame=N instead: N rounds, each a two-person call peer to peer and
 // a three-person call through Janus in turn, each last joiner's Join to
 // first remote frame, and the median of each step on the way (every page's
-// signaling and connections stamped: support/call-timeline.ts).
-//   npm run bench:sfu -- --first-frame=12
+// signaling and connections stamped: support/call-timeline.ts). The third
+// joins once the two pages' SFU path is warm (docs/design.md, "Group calls
+// through an SFU", Warm path); --cold: as soon as the two see each other.
+//   npm run bench:sfu -- --first-frame=12 [--cold]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, keepPeerConnections } from '../test/helpers/browser.js';
 import { startTestJanus } from '../test/helpers/janus.js';
-import { everyoneSees } from '../test/helpers/sfu.js';
+import { everyoneSees, everyoneWarm } from '../test/helpers/sfu.js';
 import { stampScript, stampsOf, steps } from './support/call-timeline.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
@@ -70,7 +72,7 @@ const bytes = (page: Page) =>
     return { sent, received };
   });
 
-async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null, firstFrameOnly = false) {
+async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null, firstFrameOnly = false, warmFirst = false) {
   const room = await (
     await fetch(`${server.url}/api/rooms`, {
       method: 'POST',
@@ -92,7 +94,11 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
       pages.push(page);
       await page.goto(i === 0 ? room.host_join_url : room.guest_join_url);
       await page.getByTestId('name-input').fill(`P${i}`);
-      if (i > 0 && i === size - 1) await everyoneSees(pages.slice(0, -1), size - 2, 90_000);
+      if (i > 0 && i === size - 1) {
+        await everyoneSees(pages.slice(0, -1), size - 2, 90_000);
+        // The third person comes to a call of two settled as it is once the SFU path is warm (docs/design.md, "Group calls through an SFU").
+        if (warmFirst) await everyoneWarm(pages.slice(0, -1), 30_000);
+      }
       clicked = Date.now();
       await page.getByTestId('join-button').click();
       if (i === size - 1) {
@@ -155,7 +161,7 @@ async function firstFrames(browser: Browser, janus: { url: string; apiSecret: st
       let two, three;
       try {
         two = await measure(mesh, browser, 2, null, true);
-        three = await measure(sfu, browser, 3, null, true);
+        three = await measure(sfu, browser, 3, null, true, !options.has('cold'));
       } catch (error) {
         failed.push(`round ${round + 1}: ${(error as Error).message.split('\n')[0]}`);
         continue;

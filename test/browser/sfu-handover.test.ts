@@ -10,10 +10,12 @@
 // once moved every page's video goes to Janus only, no peer-to-peer
 // connection left. Breaking first (every peer-to-peer connection closed as
 // the third person arrived) left each picture frozen until Janus brought it.
+// Both ways up: from a warm SFU path (the two's publications silent at Janus,
+// switched on), and from none (started when the third person comes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { join, type BrowserWorld } from '../helpers/browser.js';
-import { everyoneSees } from '../helpers/sfu.js';
+import { everyoneSees, everyoneWarm } from '../helpers/sfu.js';
 import { startSfuWorld, upload, type SfuWorld } from '../helpers/sfu-world.js';
 import { eventually, sleep } from '../helpers/wait.js';
 
@@ -111,48 +113,58 @@ const openConnections = (page: Page) =>
       .map((pc) => [...new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendonly|recvonly|sendrecv|inactive)/gm) ?? [])].join(' ')),
   );
 
+/** Two people, then a third (once the two's SFU path is warm, or at once): the move, watched from the two pages. */
+async function moveWithThirdPerson(warm: boolean): Promise<void> {
+  await world.closeContexts();
+  const room = await world.createRoom();
+  const [host, guest, third] = [await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } })];
+  await join(host, room.host_join_url, 'Dr. Ada');
+  await join(guest, room.guest_join_url, 'Pat');
+  await everyoneSees([host, guest], 1, 20_000);
+  // Peer to peer: one connection each from the other browser, and the two to Janus once warm.
+  if (warm) await everyoneWarm([host, guest]);
+  expect((await openConnections(host)).filter((directions) => directions.includes('sendrecv'))).toHaveLength(1);
+  await Promise.all([watch(host, 'Pat'), watch(guest, 'Dr. Ada')]);
+  const joinedAt = Date.now();
+  await join(third, room.guest_join_url, 'Relative');
+  await everyoneSees([host, guest, third], 2);
+  // Moved: every page has its publication and its subscription to Janus open, no connection to a browser.
+  const pages = [host, guest, third];
+  const toJanusOnly = (open: string[]) => open.length === 2 && open.every((directions) => !directions.includes('sendrecv'));
+  let open: string[][] = [];
+  await eventually(async () => (open = await Promise.all(pages.map(openConnections))).every(toJanusOnly), 20_000, 'only the connections to Janus left').catch((error: Error) => {
+    throw new Error(`${error.message}: open connections' directions ${JSON.stringify(open)}`);
+  });
+  const movedMs = Date.now() - joinedAt;
+  const sessions = await Promise.all(pages.map(openConnections));
+  for (const page of pages) expect((await upload(page)).addresses).toHaveLength(1);
+  // A second after the move, still decoding.
+  await sleep(1000);
+  const samples = await Promise.all([stopWatching(host), stopWatching(guest)]);
+  const gaps = samples.map((page) => longestGap(page, joinedAt));
+  const blank = samples.map((page) => page.filter((sample) => !sample.picture).map((sample) => sample.at - joinedAt));
+  console.log(`[sfu-handover] ${warm ? 'warm' : 'cold'}: moved ${movedMs} ms after the third Join; longest gap in the other's video (ms, and when it ended and the tile's video changed, ms after that Join): host ${JSON.stringify(gaps[0])}, guest ${JSON.stringify(gaps[1])} (${samples.map((s) => s.length).join(', ')} samples); no picture at ${JSON.stringify(blank)} ms; open connections' directions ${JSON.stringify(sessions)}`);
+  for (const page of samples) {
+    // The tile kept a picture, and no tile ever played two sound tracks.
+    expect(page.filter((sample) => !sample.picture).length).toBe(0);
+    expect(page.flatMap((sample) => sample.sounds).every((sounds) => sounds <= 1)).toBe(true);
+  }
+  // Make-before-break: each tile went from the peer-to-peer video, its connection still open, to the SFU's, already
+  // decoding (breaking first closed the connection as the third person came, and the tile waited without a picture).
+  for (const page of samples) {
+    const changes = switches(page);
+    expect(changes.length, JSON.stringify(changes)).toBeGreaterThan(0);
+    for (const change of changes) expect(change, JSON.stringify(changes)).toMatchObject({ leftOpen: true, decoding: true });
+  }
+  await everyoneSees(pages, 2);
+}
 
 describe('the move to Janus with a third person', () => {
-  it('never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
-    const room = await world.createRoom();
-    const [host, guest, third] = [await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } })];
-    await join(host, room.host_join_url, 'Dr. Ada');
-    await join(guest, room.guest_join_url, 'Pat');
-    await everyoneSees([host, guest], 1, 20_000);
-    // Peer to peer: one connection each, from the other browser.
-    expect(await openConnections(host)).toHaveLength(1);
-    await Promise.all([watch(host, 'Pat'), watch(guest, 'Dr. Ada')]);
-    const joinedAt = Date.now();
-    await join(third, room.guest_join_url, 'Relative');
-    await everyoneSees([host, guest, third], 2);
-    // Moved: every page has its publication and its subscription to Janus open, no connection to a browser.
-    const pages = [host, guest, third];
-    const toJanusOnly = (open: string[]) => open.length === 2 && open.every((directions) => !directions.includes('sendrecv'));
-    let open: string[][] = [];
-    await eventually(async () => (open = await Promise.all(pages.map(openConnections))).every(toJanusOnly), 20_000, 'only the connections to Janus left').catch((error: Error) => {
-      throw new Error(`${error.message}: open connections' directions ${JSON.stringify(open)}`);
-    });
-    const movedMs = Date.now() - joinedAt;
-    const sessions = await Promise.all(pages.map(openConnections));
-    for (const page of pages) expect((await upload(page)).addresses).toHaveLength(1);
-    // A second after the move, still decoding.
-    await sleep(1000);
-    const samples = await Promise.all([stopWatching(host), stopWatching(guest)]);
-    const gaps = samples.map((page) => longestGap(page, joinedAt));
-    const blank = samples.map((page) => page.filter((sample) => !sample.picture).map((sample) => sample.at - joinedAt));
-    console.log(`[sfu-handover] moved ${movedMs} ms after the third Join; longest gap in the other's video (ms, and when it ended and the tile's video changed, ms after that Join): host ${JSON.stringify(gaps[0])}, guest ${JSON.stringify(gaps[1])} (${samples.map((s) => s.length).join(', ')} samples); no picture at ${JSON.stringify(blank)} ms; open connections' directions ${JSON.stringify(sessions)}`);
-    for (const page of samples) {
-      // The tile kept a picture, and no tile ever played two sound tracks.
-      expect(page.filter((sample) => !sample.picture).length).toBe(0);
-      expect(page.flatMap((sample) => sample.sounds).every((sounds) => sounds <= 1)).toBe(true);
-    }
-    // Make-before-break: each tile went from the peer-to-peer video, its connection still open, to the SFU's, already
-    // decoding (breaking first closed the connection as the third person came, and the tile waited without a picture).
-    for (const page of samples) {
-      const changes = switches(page);
-      expect(changes.length, JSON.stringify(changes)).toBeGreaterThan(0);
-      for (const change of changes) expect(change, JSON.stringify(changes)).toMatchObject({ leftOpen: true, decoding: true });
-    }
-    await everyoneSees(pages, 2);
+  it('from a warm SFU path: never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
+    await moveWithThirdPerson(true);
+  }, 120_000);
+
+  it('right after the two met, their SFU path not warm yet (or warming): the same', async () => {
+    await moveWithThirdPerson(false);
   }, 120_000);
 });

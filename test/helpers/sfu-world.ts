@@ -41,13 +41,16 @@ export async function watchedParticipant(world: BrowserWorld, sent: Map<Page, st
   return page;
 }
 
-/** Bytes of video sent so far on the page's open connections, and the remote addresses the video goes to. */
+/**
+ * Bytes of video sent so far on the page's open connections that send a camera or screen, and the remote addresses
+ * the video goes to (a warm SFU publication, its senders without a track, sends nothing and is not counted).
+ */
 export const upload = (page: Page) =>
   page.evaluate(async () => {
     let bytes = 0;
     const addresses = new Set<string>();
     for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
-      if (pc.connectionState !== 'connected') continue;
+      if (pc.connectionState !== 'connected' || !pc.getSenders().some((sender) => sender.track?.kind === 'video')) continue;
       const stats = await pc.getStats();
       const byId = new Map<string, any>();
       stats.forEach((s) => byId.set(s.id, s));

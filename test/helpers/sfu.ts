@@ -50,6 +50,30 @@ export async function movedToSfu(pages: AnyPage[], timeoutMs = 20_000): Promise<
   }
 }
 
+/**
+ * Whether the page's SFU path is warm (docs/design.md, "Group calls through an SFU", Warm path): a connected
+ * publication to Janus (its answer `recvonly`) whose senders carry no track, and a connected subscription.
+ */
+export const sfuWarm = (page: AnyPage) =>
+  (page as unknown as Evaluating).evaluate(() => {
+    const open = (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.filter((pc) => pc.connectionState === 'connected');
+    const directions = (pc: RTCPeerConnection) => new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendrecv|sendonly|recvonly|inactive)/gm) ?? []);
+    const silentPublication = open.some((pc) => directions(pc).has('a=recvonly') && pc.getSenders().length > 0 && pc.getSenders().every((sender) => sender.track === null));
+    const subscription = open.some((pc) => directions(pc).has('a=sendonly') && !directions(pc).has('a=sendrecv'));
+    return silentPublication && subscription;
+  });
+
+/** Waits until every page's SFU path is warm (sfuWarm). */
+export async function everyoneWarm(pages: AnyPage[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const warm = await Promise.all(pages.map(sfuWarm));
+    if (warm.every(Boolean)) return;
+    if (Date.now() > deadline) throw new Error(`SFU paths warm ${JSON.stringify(warm)} after ${timeoutMs} ms`);
+    await sleep(200);
+  }
+}
+
 /** The rids of the video layers the page is sending on its connected connections (simulcast: h and l). */
 export const videoLayers = (page: AnyPage) =>
   (page as unknown as Evaluating).evaluate(async () => {

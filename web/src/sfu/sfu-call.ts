@@ -5,6 +5,9 @@
 // through an SFU"). Janus offers the subscription, the page answers; each
 // received track goes to its participant's tile through onTrack, as the
 // mesh's do. Which layer each received video comes in follows its tile.
+// Warm (start(false)), both are up but the publication sends nothing: the
+// call is still peer to peer, and a third person's arrival only has to
+// switch the camera on (docs/design.md, "Group calls through an SFU", Warm path).
 import type { ServerMessage, SfuKind, SfuStream } from '../../../src/shared/protocol.js';
 import type { Signaling } from '../signaling.js';
 import { CAMERA_ENCODINGS, layerFor, type Substream } from './layers.js';
@@ -25,13 +28,18 @@ export interface SfuCallOptions {
 
 export interface SfuCall {
   readonly active: boolean;
+  /** Whether the publications send this page's camera and microphone (false: warm, up but silent). */
+  readonly sending: boolean;
   /** The screen this page shares (a second publication while the SFU path is on), or null when it stops. */
   share(screen: MediaStream | null): void;
   /** Sends `next` instead of `previous` on the publications (a camera or microphone switched), without renegotiating. */
   replaceTrack(previous: MediaStreamTrack, next: MediaStreamTrack): Promise<void>;
   /** The id of the stream a participant's screen arrives in here, which `screenshare-started` must name on this path. */
   screenStreamId(peerId: string): string;
-  start(): Promise<void>;
+  /** Publishes and subscribes; `send` false keeps the camera's publication silent (warm) until send(true). */
+  start(send?: boolean): Promise<void>;
+  /** Starts or stops sending on the publications made (a warm path going live, or back to warm). */
+  send(on: boolean): void;
   stop(): void;
   /** Messages of the SFU (an updated subscription, a restart); others are ignored. */
   handle(message: ServerMessage): Promise<void>;
@@ -41,6 +49,8 @@ export interface SfuCall {
   subscription(): RTCPeerConnection | null;
   /** Whether a participant's camera arrives on the subscription: its video decoded frames (its sound came, if it sends no video). */
   receiving(peerId: string): Promise<boolean>;
+  /** The stream a participant's camera arrives in on the subscription, null before any of its tracks did. */
+  camera(peerId: string): MediaStream | null;
 }
 
 /** Candidates of a connection whose handle at the SFU may not exist yet: sent once the answer came. */
@@ -69,6 +79,7 @@ async function publication(
   local: MediaStream | null,
   made: (pc: RTCPeerConnection) => void,
   current: (pc: RTCPeerConnection) => boolean,
+  sending: boolean,
   offered?: () => void,
 ): Promise<void> {
   const { signaling } = options;
@@ -77,7 +88,8 @@ async function publication(
   const ready = trickled(pc, (candidate) => signaling.send({ type: 'sfu-candidate', target: kind, candidate: candidate as Record<string, unknown> | null }));
   for (const track of local?.getTracks() ?? []) {
     const init: RTCRtpTransceiverInit = { direction: 'sendonly', streams: [local!] };
-    pc.addTransceiver(track, track.kind === 'video' && kind === 'camera' ? { ...init, sendEncodings: CAMERA_ENCODINGS.map((encoding) => ({ ...encoding })) } : init);
+    // Silent, the m-line is negotiated without a track: sending later is a replaceTrack, no new offer.
+    pc.addTransceiver(sending ? track : track.kind, track.kind === 'video' && kind === 'camera' ? { ...init, sendEncodings: CAMERA_ENCODINGS.map((encoding) => ({ ...encoding })) } : init);
   }
   const offer = await pc.createOffer();
   await pc.setLocalDescription(offer);
@@ -142,9 +154,18 @@ async function publishFirst(camera: (offered: () => void) => Promise<void>, subs
   await Promise.all([camera(offered), sent.then(subscribe), screen]);
 }
 
+/** Puts the camera's tracks on the publication's senders, or takes them off (null: nothing sent), without renegotiating. */
+function sendOn(publisher: RTCPeerConnection | null, local: MediaStream | null, on: boolean): void {
+  for (const transceiver of publisher?.getTransceivers() ?? []) {
+    const track = on ? (local?.getTracks().find((t) => t.kind === transceiver.receiver.track.kind) ?? null) : null;
+    if (transceiver.sender.track !== track) transceiver.sender.replaceTrack(track).catch(() => {});
+  }
+}
+
 export function createSfuCall(options: SfuCallOptions): SfuCall {
   const { signaling } = options;
   let active = false;
+  let sending = false;
   let publisher: RTCPeerConnection | null = null;
   let screenPublisher: RTCPeerConnection | null = null;
   let screen: MediaStream | null = null;
@@ -159,7 +180,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     await publication(options, kind, local, (pc) => {
       if (kind === 'camera') publisher = pc;
       else screenPublisher = pc;
-    }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc, offered);
+    }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc, kind === 'screen' || sending, offered);
   }
 
   function streamFor(info: Pick<SfuStream, 'peerId' | 'kind'>): MediaStream {
@@ -242,7 +263,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   async function connect(): Promise<void> {
     while (active) {
       try {
-        await publishFirst((offered) => publish('camera', options.stream(), offered), subscribe, screen ? publish('screen', screen) : undefined);
+        await publishFirst((offered) => publish('camera', options.stream(), offered), subscribe, screen && sending ? publish('screen', screen) : undefined);
         return;
       } catch {
         closeConnections();
@@ -255,15 +276,33 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     get active() {
       return active;
     },
-    async start() {
-      if (active) return;
+    get sending() {
+      return active && sending;
+    },
+    async start(send = true) {
+      if (active) return this.send(send);
       active = true;
+      sending = send;
       layerTimer = setInterval(layersNow, LAYERS_EVERY_MS);
       await connect();
+    },
+    send(on) {
+      if (!active || sending === on) return;
+      sending = on;
+      sendOn(publisher, options.stream(), on);
+      // A screen goes through the SFU only while the call does (peer to peer, the mesh carries it).
+      if (!screen) return;
+      if (on) publish('screen', screen).catch(() => {});
+      else {
+        screenPublisher?.close();
+        screenPublisher = null;
+        signaling.send({ type: 'sfu-unpublish', kind: 'screen' });
+      }
     },
     stop() {
       if (!active) return;
       active = false;
+      sending = false;
       if (layerTimer !== null) clearInterval(layerTimer);
       layerTimer = null;
       signaling.send({ type: 'sfu-leave' });
@@ -280,9 +319,13 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     connections: () => [publisher, screenPublisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
     subscription: () => subscriber,
     receiving: (peerId) => cameraArriving(subscriber, streams, peerId),
+    camera(peerId) {
+      const stream = remote.get(`${peerId}/camera`);
+      return stream?.getTracks().length ? stream : null;
+    },
     share(shared) {
       screen = shared;
-      if (!active) return;
+      if (!active || !sending) return;
       screenPublisher?.close();
       screenPublisher = null;
       if (shared) publish('screen', shared).catch(() => {});

@@ -1,13 +1,17 @@
 // Moving a call between its two media paths (docs/design.md, "Group calls
 // through an SFU"): the mesh (../mesh.ts) below the server's threshold, the
-// SFU (sfu-call.ts) from it. Going up, the page starts its publication and
-// subscription and keeps each peer-to-peer connection until that peer's media
-// comes through the SFU (make-before-break, handover.ts); the newcomer who
-// brings the room to the threshold calls the others peer to peer too, as they
-// are still on the mesh. While it is up, the peer-to-peer signals of peers not
-// yet moved are taken, the others' not, except an offer once the room is
-// below the threshold (someone went back first: this page follows at once).
-// Going down, the SFU path stops and the mesh calls again, one side per pair
+// SFU (sfu-call.ts) from it. One below the threshold the SFU path is warm:
+// published and subscribed, sending nothing (Jitsi keeps its bridge connection
+// under a peer-to-peer call the same way), so that the third person's arrival
+// only switches the cameras on there. Going up, the page sends on its SFU path
+// (starting it, if it was not warm) and keeps each peer-to-peer connection
+// until that peer's media comes through the SFU (make-before-break,
+// handover.ts); the newcomer who brings the room to the threshold calls the
+// others peer to peer too, as they are still on the mesh. While it is up, the
+// peer-to-peer signals of peers not yet moved are taken, the others' not,
+// except an offer once the room is below the threshold (someone went back
+// first: this page follows at once). Going down, the SFU path goes back to
+// warm (or stops, further below) and the mesh calls again, one side per pair
 // (Mesh.present: the smaller peer id calls).
 import type { ServerMessage } from '../../../src/shared/protocol.js';
 import type { Mesh } from '../mesh.js';
@@ -28,53 +32,80 @@ export interface SfuSwitchOptions {
 
 export type SfuSwitch = ReturnType<typeof createSfuSwitch>;
 
+/**
+ * How long the call stays one below the threshold before the page warms its SFU path: after the
+ * peer-to-peer join, whose first frame it would otherwise slow (the page sets up its Janus connections then).
+ */
+export const WARM_AFTER_MS = 2_000;
+
 /** The SFU path, and the handover to it of the peers on the mesh when it goes up. */
 function sfuPath(options: SfuSwitchOptions, rtcConfig: () => RTCConfiguration) {
-  /** Each peer's camera through the SFU, held back while its tile still shows its peer-to-peer media. */
-  const held = new Map<string, MediaStream>();
   const call = createSfuCall({
     signaling: options.signaling,
     rtcConfig,
     stream: options.stream,
     onTrack: (peerId, track, from, kind) => {
-      if (kind === 'camera' && handover.onMesh(peerId)) held.set(peerId, from);
-      else options.onTrack(peerId, track, from, kind);
+      // Warm, nothing comes; a peer's camera waits in its stream while its tile shows its peer-to-peer media.
+      if (!call.sending || (kind === 'camera' && handover.onMesh(peerId))) return;
+      options.onTrack(peerId, track, from, kind);
     },
   });
   const handover = createHandover({
-    arriving: async (peerId) => held.has(peerId) && (await call.receiving(peerId)),
+    arriving: async (peerId) => call.camera(peerId) !== null && (await call.receiving(peerId)),
     show: (peerId) => {
-      const stream = held.get(peerId);
-      held.delete(peerId);
+      const stream = call.camera(peerId);
       if (stream && options.others().includes(peerId)) for (const track of stream.getTracks()) options.onTrack(peerId, track, stream, 'camera');
     },
     tell: (peerId) => options.signaling.send({ type: 'signal', to: peerId, data: { description: { type: MOVED_TO_SFU } } }),
     close: (peerId) => options.mesh.remove(peerId),
   });
-  return { call, handover, held };
+  return { call, handover };
 }
 
 export function createSfuSwitch(options: SfuSwitchOptions) {
   const { mesh } = options;
   let rtcConfig: RTCConfiguration = {};
   let choice: PathChoice | null = null;
+  /** The server's threshold (joined.sfu), 0 without an SFU. */
+  let minParticipants = 0;
+  let warmTimer: ReturnType<typeof setTimeout> | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
   /** The peers a newcomer at the threshold calls peer to peer while its SFU path comes up (entered). */
   let arriving: string[] | null = null;
-  const { call, handover, held } = sfuPath(options, () => rtcConfig);
+  const { call, handover } = sfuPath(options, () => rtcConfig);
 
-  const up = () => {
-    handover.begin(arriving ?? options.others());
-    call.start().catch(() => {
-      // Janus refused or could not be reached: the next change of people tries again.
+  /** On the mesh, one below the threshold: the SFU path is kept warm. */
+  const warmWanted = () => choice?.path === 'mesh' && 1 + options.others().length === minParticipants - 1;
+  const cancelWarm = () => {
+    if (warmTimer !== null) clearTimeout(warmTimer);
+    warmTimer = null;
+  };
+  // Janus refused or could not be reached: the next change of people tries again.
+  const start = (send: boolean) => call.start(send).catch(() => call.stop());
+  /** On the mesh, the SFU path warms (after WARM_AFTER_MS) or stops, as the number of people says. */
+  const settle = () => {
+    if (choice?.path !== 'mesh') return;
+    if (!warmWanted()) {
+      cancelWarm();
       call.stop();
-    });
+    } else if (!call.active && warmTimer === null) {
+      warmTimer = setTimeout(() => {
+        warmTimer = null;
+        if (warmWanted()) void start(false);
+      }, WARM_AFTER_MS);
+    }
+  };
+  const up = () => {
+    cancelWarm();
+    handover.begin(arriving ?? options.others());
+    if (call.active) call.send(true);
+    else void start(true);
   };
   const down = () => {
     handover.end();
-    held.clear();
-    call.stop();
+    if (warmWanted()) call.send(false);
+    else call.stop();
     for (const id of options.others()) mesh.present(id);
   };
 
@@ -89,6 +120,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     entered(joined: Joined): boolean {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
+      minParticipants = joined.sfu.minParticipants;
       choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? up() : down()));
       if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
@@ -97,6 +129,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       arriving = atThreshold ? joined.peers.map((peer) => peer.id) : null;
       choice.count(1 + joined.peers.length);
       arriving = null;
+      settle();
       return choice.path === 'sfu' && !atThreshold;
     },
 
@@ -125,6 +158,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     /** Someone came or went: the path follows the number of people. */
     counted(): void {
       choice?.count(1 + options.others().length);
+      settle();
     },
 
     get path() {
@@ -158,17 +192,17 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
 
     /** The stream a peer's screen arrives in on the path in use (`screenshare-started` names the sender's own). */
     screenStream(peerId: string, streamId: string): string {
-      return call.active ? call.screenStreamId(peerId) : streamId;
+      return call.sending ? call.screenStreamId(peerId) : streamId;
     },
     connections: call.connections,
     /**
      * The connections the call's media takes now, which the network summary is computed from
      * (docs/design.md, "Participant sessions"): the peer connections, and the SFU path's
-     * publications (upstream) and subscription (downstream) while it is on (both during the handover).
+     * publications (upstream) and subscription (downstream) while it carries the call (both during the handover).
      */
     measured(): RTCPeerConnection[] {
       const direct = mesh.byPeer().map(([, pc]) => pc);
-      return call.active ? [...call.connections(), ...direct] : direct;
+      return call.sending ? [...call.connections(), ...direct] : direct;
     },
 
     /**
@@ -178,13 +212,14 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
      * a peer whose tile still shows its peer-to-peer media during the handover.
      */
     byPeer(): [string, RTCPeerConnection][] {
-      const subscription = call.active ? call.subscription() : null;
+      const subscription = call.sending ? call.subscription() : null;
       if (!subscription) return mesh.byPeer();
       const direct = new Map(mesh.byPeer());
       return options.others().map((id): [string, RTCPeerConnection] => [id, (handover.onMesh(id) && direct.get(id)) || subscription]);
     },
 
     close(): void {
+      cancelWarm();
       choice?.stop();
       handover.end();
       call.stop();
