@@ -31,7 +31,7 @@ import { joinCall, startNetworkWorld } from '../test/helpers/netns-world.js';
 import { cleanupStale, createGuestNetwork, networkUnavailable } from '../test/helpers/netns.js';
 import { everyoneSees, mediaBackAfter, movedToSfu } from '../test/helpers/sfu.js';
 import { loadConfig } from '../src/config.js';
-import { startLocalJanus, type LocalJanus } from '../src/local-janus.js';
+import { HEALTHY_AFTER_MS, startLocalJanus, type LocalJanus } from '../src/local-janus.js';
 import { startParley, type ServerProcess } from './support/processes.js';
 import { fixed, flags, markdownTable, median } from './support/stats.js';
 
@@ -155,7 +155,9 @@ async function janusFaults(world: BrowserWorld, janus: LocalJanus, log: Stamp[],
     // Faults once the move to Janus is done (make-before-break: until then, pictures come peer to peer too).
     await movedToSfu(pages);
     for (let run = 0; run < runs; run++) {
-      await sleep(2000);
+      // Each fault hits a Janus that has served for longer than HEALTHY_AFTER_MS: a first failure, restarted at once.
+      // (2 s after media back made kills ~3 s apart, which the supervision rightly counted as failures in a row.)
+      await sleep(HEALTHY_AFTER_MS + 1000);
       const pid = janus.pid!;
       const at = Date.now();
       process.kill(pid, fault === 'kill' ? 'SIGKILL' : 'SIGSTOP');

@@ -36,7 +36,7 @@ const START_POLL_MS = 25;
  * (10 s made a Janus killed every few seconds, each time after it served
  * again, wait 0.25, 0.5, 1, 2, 4, 8 s: bench/README.md, "Issue 41: faults").
  */
-const HEALTHY_AFTER_MS = 3_000;
+export const HEALTHY_AFTER_MS = 3_000;
 /**
  * Janus is asked for `info` this often, without waiting for the previous
  * answer; it is hung, and killed, once an ask has waited HUNG_AFTER_MS with no
