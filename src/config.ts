@@ -81,6 +81,8 @@ export interface Config {
   janusApiSecret: string | null;
   /** From this many people in the call, its media goes through the SFU. */
   sfuMinParticipants: number;
+  /** One below SFU_MIN_PARTICIPANTS the pages keep their SFU path warm (docs/design.md, "Group calls through an SFU", Warm path). */
+  sfuWarm: boolean;
   /** A room whose VideoRoom nobody on this node has used for this long loses it (its call ended, or went back to peer to peer). */
   sfuEmptyRoomSeconds: number;
   /** A room whose Janus was lost and that no instance took within this long is lost: its recording ends. */
@@ -265,6 +267,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ...sfuSettings(env),
     janusApiSecret: env.JANUS_API_SECRET || null,
     sfuMinParticipants: integer(env, 'SFU_MIN_PARTICIPANTS', 3, 2, 100),
+    sfuWarm: boolean(env, 'SFU_WARM', true),
     sfuEmptyRoomSeconds: integer(env, 'SFU_EMPTY_ROOM_SECONDS', 60, 1, 86_400),
     sfuLostRoomSeconds: integer(env, 'SFU_LOST_ROOM_SECONDS', 30, 1, 3600),
     janusRtpPorts: portRange(env),

@@ -42,6 +42,8 @@ const ANSWERING_POLL_MS = 25;
 
 export interface SfuCalls {
   readonly minParticipants: number;
+  /** Whether the pages keep their SFU path warm one below minParticipants (SFU_WARM). */
+  readonly warm: boolean;
   publish(session: Session, kind: SfuKind, offer: string): Promise<string>;
   unpublish(session: Session, kind: SfuKind): Promise<void>;
   subscribe(session: Session): Promise<{ sdp: string | null; streams: SfuStream[] }>;
@@ -149,6 +151,7 @@ function moveLostRooms(instances: JanusInstances, states: Map<Session, SfuState>
 interface SfuCallsOptions {
   instances: JanusInstances;
   minParticipants: number;
+  warm: boolean;
   /** A room nobody here uses for this long loses its VideoRoom (SFU_EMPTY_ROOM_SECONDS; sfu-empty-rooms.ts). */
   emptyRoomMs: number;
   /** A room whose Janus was lost and that no instance took within this long is lost (SFU_LOST_ROOM_SECONDS; `moveLostRooms`). */
@@ -235,6 +238,7 @@ export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
 
   return {
     minParticipants: options.minParticipants,
+    warm: options.warm,
     async publish(session, kind, offer) {
       const state = await stateOf(session);
       return serially(state, async () => {

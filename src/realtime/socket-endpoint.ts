@@ -20,7 +20,7 @@ const PING_SLICES = 10;
 function nodeSfu(services: Services, log: FastifyBaseLogger): SfuCalls {
   const { config } = services;
   const instances = createJanusInstances({ urls: config.janusUrls, apiSecret: config.janusApiSecret, repo: services.repos.sfuRooms, clock: services.clock });
-  return createSfuCalls({ instances, minParticipants: config.sfuMinParticipants, emptyRoomMs: config.sfuEmptyRoomSeconds * 1000, lostRoomMs: config.sfuLostRoomSeconds * 1000, log, send: (session, message) => reply(session, message) });
+  return createSfuCalls({ instances, minParticipants: config.sfuMinParticipants, warm: config.sfuWarm, emptyRoomMs: config.sfuEmptyRoomSeconds * 1000, lostRoomMs: config.sfuLostRoomSeconds * 1000, log, send: (session, message) => reply(session, message) });
 }
 
 /**

@@ -139,8 +139,11 @@ export interface CallEntry {
   iceTransportPolicy: 'all' | 'relay';
   returnUrl: string;
   resumed: boolean;
-  /** Present when the server has an SFU: from this many people in the call, media goes through it. */
-  sfu?: { minParticipants: number };
+  /**
+   * Present when the server has an SFU: from `minParticipants` people in the call, media goes through it; `warm`:
+   * one below that, the pages publish silently and subscribe already (docs/design.md, "Group calls through an SFU", Warm path).
+   */
+  sfu?: { minParticipants: number; warm: boolean };
 }
 
 export type ServerMessage =

@@ -63,6 +63,7 @@ const roomLostListeners: ((roomId: number) => void)[] = [];
 const fakeSfu = (): SfuCalls =>
   ({
     minParticipants: 3,
+    warm: false,
     record: async (session, base) => void recordedAs.set(session.participant!.peerId, base),
     onRoomLost: (listener) => void roomLostListeners.push(listener),
     leave: async () => {},

@@ -66,8 +66,9 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   const { mesh } = options;
   let rtcConfig: RTCConfiguration = {};
   let choice: PathChoice | null = null;
-  /** The server's threshold (joined.sfu), 0 without an SFU. */
+  /** The server's threshold (joined.sfu), 0 without an SFU, and whether one below it the SFU path is kept warm. */
   let minParticipants = 0;
+  let warmBelow = false;
   let warmTimer: ReturnType<typeof setTimeout> | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
@@ -76,7 +77,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   const { call, handover } = sfuPath(options, () => rtcConfig);
 
   /** On the mesh, one below the threshold: the SFU path is kept warm. */
-  const warmWanted = () => choice?.path === 'mesh' && 1 + options.others().length === minParticipants - 1;
+  const warmWanted = () => warmBelow && choice?.path === 'mesh' && 1 + options.others().length === minParticipants - 1;
   const cancelWarm = () => {
     if (warmTimer !== null) clearTimeout(warmTimer);
     warmTimer = null;
@@ -120,7 +121,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     entered(joined: Joined): boolean {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
-      minParticipants = joined.sfu.minParticipants;
+      ({ minParticipants, warm: warmBelow } = joined.sfu);
       choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? up() : down()));
       if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
