@@ -10,9 +10,10 @@
 // --first-frame=N instead: N rounds, each a two-person call peer to peer and
 // a three-person call through Janus in turn, each last joiner's Join to
 // first remote frame, and the median of each step on the way (every page's
-// signaling and connections stamped: support/call-timeline.ts). The third
-// joins once the two pages' SFU path is warm (docs/design.md, "Group calls
-// through an SFU", Warm path); --cold: as soon as the two see each other.
+// signaling and connections stamped: support/call-timeline.ts). With
+// SFU_WARM=true, the third joining once the two pages' SFU path is warm
+// (docs/design.md, "Group calls through an SFU", Warm path); --cold:
+// SFU_WARM=false, the third joining as soon as the two see each other.
 //   npm run bench:sfu -- --first-frame=12 [--cold]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +32,8 @@ const sizes = (options.get('sizes') ?? '2,3,4,6').split(',').map(Number);
 const windowMs = Number(options.get('window') ?? 5000);
 const paths = (options.get('paths') ?? 'mesh,sfu').split(',') as ('mesh' | 'sfu')[];
 const firstFrameRounds = Number(options.get('first-frame') ?? 0);
+/** --cold: the SFU path not kept warm (SFU_WARM=false), the third person joining as soon as the two see each other. */
+const cold = options.has('cold');
 
 /** CPU seconds used so far by a process and its children (utime + stime, from /proc). */
 function cpuSeconds(pid: number): number {
@@ -150,7 +153,7 @@ function stepTable(label: string, rounds: Map<string, number>[]): string {
 async function firstFrames(browser: Browser, janus: { url: string; apiSecret: string }) {
   const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-')), fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-'))];
   const mesh = await startParley({ DATA_DIR: dirs[0]!, LOG_LEVEL: 'warn', SFU: 'off' });
-  const sfu = await startParley({ DATA_DIR: dirs[1]!, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+  const sfu = await startParley({ DATA_DIR: dirs[1]!, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, SFU_WARM: String(!cold) });
   const times = { two: [] as number[], three: [] as number[] };
   const newcomer: Map<string, number>[] = [];
   const earlier: Map<string, number>[] = [];
@@ -161,7 +164,7 @@ async function firstFrames(browser: Browser, janus: { url: string; apiSecret: st
       let two, three;
       try {
         two = await measure(mesh, browser, 2, null, true);
-        three = await measure(sfu, browser, 3, null, true, !options.has('cold'));
+        three = await measure(sfu, browser, 3, null, true, !cold);
       } catch (error) {
         failed.push(`round ${round + 1}: ${(error as Error).message.split('\n')[0]}`);
         continue;

@@ -267,7 +267,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     ...sfuSettings(env),
     janusApiSecret: env.JANUS_API_SECRET || null,
     sfuMinParticipants: integer(env, 'SFU_MIN_PARTICIPANTS', 3, 2, 100),
-    sfuWarm: boolean(env, 'SFU_WARM', true),
+    sfuWarm: boolean(env, 'SFU_WARM', false),
     sfuEmptyRoomSeconds: integer(env, 'SFU_EMPTY_ROOM_SECONDS', 60, 1, 86_400),
     sfuLostRoomSeconds: integer(env, 'SFU_LOST_ROOM_SECONDS', 30, 1, 3600),
     janusRtpPorts: portRange(env),

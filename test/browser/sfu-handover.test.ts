@@ -10,24 +10,26 @@
 // once moved every page's video goes to Janus only, no peer-to-peer
 // connection left. Breaking first (every peer-to-peer connection closed as
 // the third person arrived) left each picture frozen until Janus brought it.
-// Both ways up: from a warm SFU path (the two's publications silent at Janus,
-// switched on), and from none (started when the third person comes).
+// Both ways up: from none (started when the third person comes, the
+// default), and with SFU_WARM=true from a warm SFU path (the two's
+// publications silent at Janus, switched on), which goes back to warm at two
+// and is left by one alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { join, type BrowserWorld } from '../helpers/browser.js';
 import { everyoneSees, everyoneWarm } from '../helpers/sfu.js';
-import { startSfuWorld, upload, type SfuWorld } from '../helpers/sfu-world.js';
+import { startSfuWorld, upload, watchedParticipant, type SfuWorld } from '../helpers/sfu-world.js';
 import { eventually, sleep } from '../helpers/wait.js';
 
-let sfu: SfuWorld;
-let world: BrowserWorld;
-
-beforeAll(async () => {
-  sfu = await startSfuWorld();
-  world = sfu.world;
-}, 60_000);
-
-afterAll(() => sfu?.close());
+/** A world of its own for each describe below: SFU_WARM as it says, started in its beforeAll. */
+function sfuWorldFor(env: Record<string, string>): () => BrowserWorld {
+  let sfu: SfuWorld;
+  beforeAll(async () => {
+    sfu = await startSfuWorld(env);
+  }, 60_000);
+  afterAll(() => sfu?.close());
+  return () => sfu.world;
+}
 
 interface Sample {
   at: number;
@@ -114,7 +116,7 @@ const openConnections = (page: Page) =>
   );
 
 /** Two people, then a third (once the two's SFU path is warm, or at once): the move, watched from the two pages. */
-async function moveWithThirdPerson(warm: boolean): Promise<void> {
+async function moveWithThirdPerson(world: BrowserWorld, warm: boolean): Promise<void> {
   await world.closeContexts();
   const room = await world.createRoom();
   const [host, guest, third] = [await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } }), await world.participant({ viewport: { width: 800, height: 600 } })];
@@ -160,11 +162,50 @@ async function moveWithThirdPerson(warm: boolean): Promise<void> {
 }
 
 describe('the move to Janus with a third person', () => {
-  it('from a warm SFU path: never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
-    await moveWithThirdPerson(true);
+  const world = sfuWorldFor({});
+
+  it('never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
+    await moveWithThirdPerson(world(), false);
+  }, 120_000);
+});
+
+describe('the move from a warm SFU path (SFU_WARM=true)', () => {
+  const world = sfuWorldFor({ SFU_WARM: 'true' });
+  /** The types of the signaling frames each page sent. */
+  const sent = new Map<Page, string[]>();
+
+  it('keeps two people peer to peer, their SFU path published and subscribed but silent', async () => {
+    await world().closeContexts();
+    const room = await world().createRoom();
+    const pages = [await watchedParticipant(world(), sent), await watchedParticipant(world(), sent)];
+    await join(pages[0]!, room.host_join_url, 'Dr. Ada');
+    await join(pages[1]!, room.guest_join_url, 'Pat');
+    await everyoneSees(pages, 1, 20_000);
+    await everyoneWarm(pages);
+    for (const page of pages) expect(sent.get(page)).toEqual(expect.arrayContaining(['sfu-publish', 'sfu-subscribe']));
+    // The video goes to the other browser only, and comes from it.
+    for (const page of pages) expect((await upload(page)).addresses).toHaveLength(1);
+    for (const page of pages) expect((await openConnections(page)).filter((directions) => directions.includes('sendrecv'))).toHaveLength(1);
+  }, 60_000);
+
+  it('never stops the two pages already there decoding each other, and leaves every page sending to Janus only', async () => {
+    await moveWithThirdPerson(world(), true);
   }, 120_000);
 
-  it('right after the two met, their SFU path not warm yet (or warming): the same', async () => {
-    await moveWithThirdPerson(false);
+  it('goes back to a warm path when two remain, and leaves it when one is alone', async () => {
+    await world().closeContexts();
+    const room = await world().createRoom();
+    const pages = [await watchedParticipant(world(), sent), await watchedParticipant(world(), sent), await watchedParticipant(world(), sent)];
+    for (const [i, page] of pages.entries()) await join(page, i === 0 ? room.host_join_url : room.guest_join_url, ['Dr. Ada', 'Pat', 'Relative'][i]!);
+    await everyoneSees(pages, 2);
+    await pages[2]!.getByTestId('leave-button').click();
+    const two = pages.slice(0, 2);
+    // Back peer to peer once the room stayed at two for a while (path-choice.ts), the SFU path warm again, not left.
+    await eventually(async () => (await Promise.all(two.map(async (page) => (await upload(page)).addresses.length))).every((n) => n === 1), 30_000, 'one connection each sending video');
+    await everyoneWarm(two);
+    await everyoneSees(two, 1);
+    for (const page of two) expect(sent.get(page)).not.toContain('sfu-leave');
+    await pages[1]!.getByTestId('leave-button').click();
+    await eventually(async () => sent.get(pages[0]!)!.includes('sfu-leave'), 30_000, 'the SFU path left by the one alone');
   }, 120_000);
 });

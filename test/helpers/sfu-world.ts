@@ -13,11 +13,11 @@ export interface SfuWorld {
   close(): Promise<void>;
 }
 
-/** A Janus the test starts, and a world whose server sends every call of three or more through it. */
-export async function startSfuWorld(): Promise<SfuWorld> {
+/** A Janus the test starts, and a world whose server sends every call of three or more through it (`env`: more settings, SFU_WARM). */
+export async function startSfuWorld(env: Record<string, string> = {}): Promise<SfuWorld> {
   const janus = await startTestJanus();
   try {
-    const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret });
+    const world = await startWorld({ SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, ...env });
     return {
       world,
       janus,

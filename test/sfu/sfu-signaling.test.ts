@@ -46,7 +46,7 @@ describe('signaling through the SFU', () => {
     const room = await server.createRoom();
     const host = await server.connect();
     const joined = await host.join(room.access_token, 'Dr. Ada');
-    expect(joined.sfu).toEqual({ minParticipants: 3, warm: true });
+    expect(joined.sfu).toEqual({ minParticipants: 3, warm: false });
     const answer = await host.request({ type: 'sfu-publish', kind: 'camera', offer: publisherOffer() });
     expect(answer).toMatchObject({ type: 'sfu-answer', kind: 'camera', sdp: expect.stringMatching(/^v=0/) });
     expect((answer as { sdp: string }).sdp).toMatch(/a=recvonly/);
