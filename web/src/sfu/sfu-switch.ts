@@ -69,6 +69,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   /** The server's threshold (joined.sfu), 0 without an SFU, and whether one below it the SFU path is kept warm. */
   let minParticipants = 0;
   let warmBelow = false;
+  /** The people in the call as last counted, this page included (the call state may list them later than `joined`). */
+  let people = 1;
   let warmTimer: ReturnType<typeof setTimeout> | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
@@ -77,7 +79,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   const { call, handover } = sfuPath(options, () => rtcConfig);
 
   /** On the mesh, one below the threshold: the SFU path is kept warm. */
-  const warmWanted = () => warmBelow && choice?.path === 'mesh' && 1 + options.others().length === minParticipants - 1;
+  const warmWanted = () => warmBelow && choice?.path === 'mesh' && people === minParticipants - 1;
   const cancelWarm = () => {
     if (warmTimer !== null) clearTimeout(warmTimer);
     warmTimer = null;
@@ -128,7 +130,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
       const atThreshold = !joined.resumed && !recorded && choice.path === 'mesh' && joined.peers.length + 1 === joined.sfu.minParticipants;
       arriving = atThreshold ? joined.peers.map((peer) => peer.id) : null;
-      choice.count(1 + joined.peers.length);
+      people = 1 + joined.peers.length;
+      choice.count(people);
       arriving = null;
       settle();
       return choice.path === 'sfu' && !atThreshold;
@@ -158,7 +161,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
 
     /** Someone came or went: the path follows the number of people. */
     counted(): void {
-      choice?.count(1 + options.others().length);
+      people = 1 + options.others().length;
+      choice?.count(people);
       settle();
     },
 
