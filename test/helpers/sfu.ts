@@ -56,10 +56,15 @@ export async function movedToSfu(pages: AnyPage[], timeoutMs = 20_000): Promise<
  */
 export const sfuWarm = (page: AnyPage) =>
   (page as unknown as Evaluating).evaluate(() => {
-    const open = (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs.filter((pc) => pc.connectionState === 'connected');
-    const directions = (pc: RTCPeerConnection) => new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendrecv|sendonly|recvonly|inactive)/gm) ?? []);
-    const silentPublication = open.some((pc) => directions(pc).has('a=recvonly') && pc.getSenders().length > 0 && pc.getSenders().every((sender) => sender.track === null));
-    const subscription = open.some((pc) => directions(pc).has('a=sendonly') && !directions(pc).has('a=sendrecv'));
+    // No named helper inside: a bench's tsx would name it with a function the page does not have.
+    let silentPublication = false;
+    let subscription = false;
+    for (const pc of (window as unknown as { __pcs: RTCPeerConnection[] }).__pcs) {
+      if (pc.connectionState !== 'connected') continue;
+      const directions = new Set((pc.remoteDescription?.sdp ?? '').match(/^a=(sendrecv|sendonly|recvonly|inactive)/gm) ?? []);
+      if (directions.has('a=recvonly') && pc.getSenders().length > 0 && pc.getSenders().every((sender) => sender.track === null)) silentPublication = true;
+      if (directions.has('a=sendonly') && !directions.has('a=sendrecv')) subscription = true;
+    }
     return silentPublication && subscription;
   });
 
