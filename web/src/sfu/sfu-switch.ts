@@ -37,6 +37,14 @@ export type SfuSwitch = ReturnType<typeof createSfuSwitch>;
  * peer-to-peer join, whose first frame it would otherwise slow (the page sets up its Janus connections then).
  */
 export const WARM_AFTER_MS = 2_000;
+/**
+ * The newcomer at the threshold of a warm call starts its own SFU path once its peer-to-peer connections to those
+ * already there are up, at most this long after: its first pictures come peer to peer, and its publication's
+ * setup slowed them (3.3x a two-person join started at once, 1.1x started 300 ms later: bench/README.md,
+ * "Issue 41: the third person's first frame, warm"). Checked every NEWCOMER_CHECK_MS.
+ */
+const NEWCOMER_WAIT_MS = 1_000;
+const NEWCOMER_CHECK_MS = 50;
 
 /** The SFU path, and the handover to it of the peers on the mesh when it goes up. */
 function sfuPath(options: SfuSwitchOptions, rtcConfig: () => RTCConfiguration) {
@@ -72,6 +80,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   /** The people in the call as last counted, this page included (the call state may list them later than `joined`). */
   let people = 1;
   let warmTimer: ReturnType<typeof setTimeout> | null = null;
+  /** A newcomer's SFU start waiting for its peer-to-peer connections (up). */
+  let newcomerWait: ReturnType<typeof setInterval> | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
   /** The peers a newcomer at the threshold calls peer to peer while its SFU path comes up (entered). */
@@ -99,13 +109,31 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       }, WARM_AFTER_MS);
     }
   };
+  const cancelNewcomerWait = () => {
+    if (newcomerWait !== null) clearInterval(newcomerWait);
+    newcomerWait = null;
+  };
+  /** Starts the SFU path once the peer-to-peer connections to `peerIds` are up (or gone), at most NEWCOMER_WAIT_MS from now. */
+  const startAfterMesh = (peerIds: string[]) => {
+    const until = Date.now() + NEWCOMER_WAIT_MS;
+    newcomerWait = setInterval(() => {
+      const connections = new Map(mesh.byPeer());
+      const settled = peerIds.every((id) => ['connected', 'failed', 'closed', undefined].includes(connections.get(id)?.connectionState));
+      if (!settled && Date.now() < until) return;
+      cancelNewcomerWait();
+      if (choice?.path === 'sfu' && !call.active) void start(true);
+    }, NEWCOMER_CHECK_MS);
+  };
   const up = () => {
     cancelWarm();
     handover.begin(arriving ?? options.others());
     if (call.active) call.send(true);
+    // The others are warm (most likely: they warmed WARM_AFTER_MS after the second came): they only switch their cameras on.
+    else if (arriving && warmBelow) startAfterMesh(arriving);
     else void start(true);
   };
   const down = () => {
+    cancelNewcomerWait();
     handover.end();
     if (warmWanted()) call.send(false);
     else call.stop();
@@ -225,6 +253,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
 
     close(): void {
       cancelWarm();
+      cancelNewcomerWait();
       choice?.stop();
       handover.end();
       call.stop();
