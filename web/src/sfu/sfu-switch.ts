@@ -40,8 +40,8 @@ export const WARM_AFTER_MS = 2_000;
 /**
  * The newcomer at the threshold of a warm call starts its own SFU path once its peer-to-peer connections to those
  * already there are up, at most this long after: its first pictures come peer to peer, and its publication's
- * setup slowed them (3.3x a two-person join started at once, 1.1x started 300 ms later: bench/README.md,
- * "Issue 41: the third person's first frame, warm"). Checked every NEWCOMER_CHECK_MS.
+ * setup on the same cores slowed them (1.4x a two-person join started at once, 1.1-1.3x started this way:
+ * bench/README.md, "Issue 41: the third person's first frame, warm"). Checked every NEWCOMER_CHECK_MS.
  */
 const NEWCOMER_WAIT_MS = 1_000;
 const NEWCOMER_CHECK_MS = 50;
