@@ -38,8 +38,12 @@ export interface Handover {
   open(peerId: string): boolean;
   /** The peer receives this page through the SFU now. */
   told(peerId: string): void;
-  /** Stops (the path goes down, the call ends): connections to peers already shown through the SFU close. */
-  end(): void;
+  /**
+   * Stops (the path goes down, the call ends): connections to peers already shown through the SFU close; returns
+   * those peers. Such a peer may still show this page peer to peer (it had not said it moved), its own connection
+   * open and looking connected: this page must call it again, whichever side Mesh.present would pick.
+   */
+  end(): string[];
 }
 
 interface Moving {
@@ -109,8 +113,10 @@ export function createHandover(options: HandoverOptions, limitMs = HANDOVER_LIMI
     },
     end() {
       stopTimers();
-      for (const [peerId, state] of [...moving]) if (state.shown) options.close(peerId);
+      const closed = [...moving].filter(([, state]) => state.shown).map(([peerId]) => peerId);
+      for (const peerId of closed) options.close(peerId);
       moving.clear();
+      return closed;
     },
   };
 }

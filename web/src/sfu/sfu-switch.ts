@@ -134,10 +134,15 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   };
   const down = () => {
     cancelNewcomerWait();
-    handover.end();
+    // Going down in the middle of the move: a connection closed here may still carry this page's picture to
+    // its peer, which kept its side open; this page calls that peer (both calling is perfect negotiation's glare).
+    const closed = handover.end();
     if (warmWanted()) call.send(false);
     else call.stop();
-    for (const id of options.others()) mesh.present(id);
+    for (const id of options.others()) {
+      if (closed.includes(id)) mesh.add(id, true);
+      else mesh.present(id);
+    }
   };
 
   return {
