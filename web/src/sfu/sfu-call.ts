@@ -162,6 +162,51 @@ function sendOn(publisher: RTCPeerConnection | null, local: MediaStream | null, 
   }
 }
 
+/** One stream per participant and publication (`peerId/kind`), as the mesh delivers a peer's camera. */
+function remoteStreams() {
+  const byKey = new Map<string, MediaStream>();
+  return {
+    byKey,
+    of(info: Pick<SfuStream, 'peerId' | 'kind'>): MediaStream {
+      const key = `${info.peerId}/${info.kind}`;
+      if (!byKey.has(key)) byKey.set(key, new MediaStream());
+      return byKey.get(key)!;
+    },
+    /** A participant's camera stream, null before any of its tracks came. */
+    camera(peerId: string): MediaStream | null {
+      const stream = byKey.get(`${peerId}/camera`);
+      return stream?.getTracks().length ? stream : null;
+    },
+  };
+}
+type RemoteStreams = ReturnType<typeof remoteStreams>;
+
+/** The subscription's connection: each track it receives joins the stream of the participant whose media its mid carries. */
+function subscriberConnection(options: SfuCallOptions, streams: () => Map<string, SfuStream>, remote: RemoteStreams): RTCPeerConnection {
+  const pc = new RTCPeerConnection(options.rtcConfig());
+  pc.ontrack = (event) => {
+    const info = streams().get(event.transceiver.mid ?? '');
+    if (!info) return;
+    const stream = remote.of(info);
+    for (const old of stream.getTracks()) if (old.kind === event.track.kind) stream.removeTrack(old);
+    stream.addTrack(event.track);
+    options.onTrack(info.peerId, event.track, stream, info.kind);
+  };
+  return pc;
+}
+
+/** After a negotiation: a track whose mid now carries someone else's media is moved to that person's stream (and tile). */
+function followMids(pc: RTCPeerConnection, streams: Map<string, SfuStream>, remote: RemoteStreams, onTrack: SfuCallOptions['onTrack']): void {
+  for (const transceiver of pc.getTransceivers()) {
+    const info = streams.get(transceiver.mid ?? '');
+    const track = transceiver.receiver.track;
+    if (info && track && !remote.of(info).getTracks().includes(track)) {
+      remote.of(info).addTrack(track);
+      onTrack(info.peerId, track, remote.of(info), info.kind);
+    }
+  }
+}
+
 export function createSfuCall(options: SfuCallOptions): SfuCall {
   const { signaling } = options;
   let active = false;
@@ -171,8 +216,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
   let screen: MediaStream | null = null;
   let subscriber: RTCPeerConnection | null = null;
   let streams = new Map<string, SfuStream>();
-  /** One stream per participant and publication, as the mesh delivers a peer's camera. */
-  const remote = new Map<string, MediaStream>();
+  const remote = remoteStreams();
   const layers = new Map<string, Substream>();
   let layerTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -183,28 +227,6 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     }, (pc) => (kind === 'camera' ? publisher : screenPublisher) === pc, kind === 'screen' || sending, offered);
   }
 
-  function streamFor(info: Pick<SfuStream, 'peerId' | 'kind'>): MediaStream {
-    const key = `${info.peerId}/${info.kind}`;
-    let stream = remote.get(key);
-    if (!stream) {
-      stream = new MediaStream();
-      remote.set(key, stream);
-    }
-    return stream;
-  }
-
-  function subscriberConnection(): RTCPeerConnection {
-    const pc = new RTCPeerConnection(options.rtcConfig());
-    pc.ontrack = (event) => {
-      const info = streams.get(event.transceiver.mid ?? '');
-      if (!info) return;
-      const stream = streamFor(info);
-      for (const old of stream.getTracks()) if (old.kind === event.track.kind) stream.removeTrack(old);
-      stream.addTrack(event.track);
-      options.onTrack(info.peerId, event.track, stream, info.kind);
-    };
-    return pc;
-  }
   let subscriberReady: (() => void) | null = null;
 
   /** Offers are taken one at a time: a second one arriving mid-negotiation waits for the first's answer. */
@@ -218,7 +240,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     if (sdp === null || !active) return;
     streams = new Map(list.map((info) => [info.mid, info]));
     if (!subscriber) {
-      subscriber = subscriberConnection();
+      subscriber = subscriberConnection(options, () => streams, remote);
       subscriberReady = trickled(subscriber, (candidate) => signaling.send({ type: 'sfu-candidate', target: 'subscription', candidate: candidate as Record<string, unknown> | null }));
     }
     const pc = subscriber;
@@ -227,19 +249,11 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     await pc.setLocalDescription({ type: 'answer', sdp: answer });
     signaling.send({ type: 'sfu-answer', sdp: answer });
     subscriberReady?.();
-    // A track whose mid now carries someone else's media is moved to that person's tile.
-    for (const transceiver of pc.getTransceivers()) {
-      const info = streams.get(transceiver.mid ?? '');
-      const track = transceiver.receiver.track;
-      if (info && track && !streamFor(info).getTracks().includes(track)) {
-        streamFor(info).addTrack(track);
-        options.onTrack(info.peerId, track, streamFor(info), info.kind);
-      }
-    }
+    followMids(pc, streams, remote, options.onTrack);
     layersNow();
   }
 
-  const layersNow = () => chooseLayers(streams, remote, layers, (mid, substream) => signaling.send({ type: 'sfu-layer', mid, substream }));
+  const layersNow = () => chooseLayers(streams, remote.byKey, layers, (mid, substream) => signaling.send({ type: 'sfu-layer', mid, substream }));
 
   async function subscribe(): Promise<void> {
     const reply = await signaling.request({ type: 'sfu-subscribe' });
@@ -256,7 +270,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     subscriberReady = null;
     streams = new Map();
     layers.clear();
-    remote.clear();
+    remote.byKey.clear();
   }
 
   /** Publishes and subscribes from scratch, again and again while the SFU path is on and Janus does not take them. */
@@ -319,10 +333,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
     connections: () => [publisher, screenPublisher, subscriber].filter((pc): pc is RTCPeerConnection => pc !== null),
     subscription: () => subscriber,
     receiving: (peerId) => cameraArriving(subscriber, streams, peerId),
-    camera(peerId) {
-      const stream = remote.get(`${peerId}/camera`);
-      return stream?.getTracks().length ? stream : null;
-    },
+    camera: remote.camera,
     share(shared) {
       screen = shared;
       if (!active || !sending) return;
@@ -331,7 +342,7 @@ export function createSfuCall(options: SfuCallOptions): SfuCall {
       if (shared) publish('screen', shared).catch(() => {});
       else signaling.send({ type: 'sfu-unpublish', kind: 'screen' });
     },
-    screenStreamId: (peerId) => streamFor({ peerId, kind: 'screen' }).id,
+    screenStreamId: (peerId) => remote.of({ peerId, kind: 'screen' }).id,
     replaceTrack: (previous, next) => replaceOn([publisher, screenPublisher], previous, next),
   };
 }

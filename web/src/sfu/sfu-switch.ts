@@ -19,6 +19,7 @@ import type { Signaling } from '../signaling.js';
 import type { Joined } from '../in-call/reconnection.js';
 import { createHandover, MOVED_TO_SFU } from './handover.js';
 import { createPathChoice, type PathChoice } from './path-choice.js';
+import { createPathMoves } from './path-moves.js';
 import { createSfuCall } from './sfu-call.js';
 
 export interface SfuSwitchOptions {
@@ -31,20 +32,6 @@ export interface SfuSwitchOptions {
 }
 
 export type SfuSwitch = ReturnType<typeof createSfuSwitch>;
-
-/**
- * How long the call stays one below the threshold before the page warms its SFU path: after the
- * peer-to-peer join, whose first frame it would otherwise slow (the page sets up its Janus connections then).
- */
-export const WARM_AFTER_MS = 2_000;
-/**
- * The newcomer at the threshold of a warm call starts its own SFU path once its peer-to-peer connections to those
- * already there are up, at most this long after: its first pictures come peer to peer, and its publication's
- * setup on the same cores slowed them (1.4x a two-person join started at once, 1.1-1.3x started this way:
- * bench/README.md, "Issue 41: the third person's first frame, warm"). Checked every NEWCOMER_CHECK_MS.
- */
-const NEWCOMER_WAIT_MS = 1_000;
-const NEWCOMER_CHECK_MS = 50;
 
 /** The SFU path, and the handover to it of the peers on the mesh when it goes up. */
 function sfuPath(options: SfuSwitchOptions, rtcConfig: () => RTCConfiguration) {
@@ -79,71 +66,20 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   let warmBelow = false;
   /** The people in the call as last counted, this page included (the call state may list them later than `joined`). */
   let people = 1;
-  let warmTimer: ReturnType<typeof setTimeout> | null = null;
-  /** A newcomer's SFU start waiting for its peer-to-peer connections (up). */
-  let newcomerWait: ReturnType<typeof setInterval> | null = null;
   /** The call is recorded: through the SFU whatever the number of people (path-choice.ts). */
   let recorded = false;
   /** The peers a newcomer at the threshold calls peer to peer while its SFU path comes up (entered). */
   let arriving: string[] | null = null;
   const { call, handover } = sfuPath(options, () => rtcConfig);
 
-  /** On the mesh, one below the threshold: the SFU path is kept warm. */
-  const warmWanted = () => warmBelow && choice?.path === 'mesh' && people === minParticipants - 1;
-  const cancelWarm = () => {
-    if (warmTimer !== null) clearTimeout(warmTimer);
-    warmTimer = null;
-  };
-  // Janus refused or could not be reached: the next change of people tries again.
-  const start = (send: boolean) => call.start(send).catch(() => call.stop());
-  /** On the mesh, the SFU path warms (after WARM_AFTER_MS) or stops, as the number of people says. */
-  const settle = () => {
-    if (choice?.path !== 'mesh') return;
-    if (!warmWanted()) {
-      cancelWarm();
-      call.stop();
-    } else if (!call.active && warmTimer === null) {
-      warmTimer = setTimeout(() => {
-        warmTimer = null;
-        if (warmWanted()) void start(false);
-      }, WARM_AFTER_MS);
-    }
-  };
-  const cancelNewcomerWait = () => {
-    if (newcomerWait !== null) clearInterval(newcomerWait);
-    newcomerWait = null;
-  };
-  /** Starts the SFU path once the peer-to-peer connections to `peerIds` are up (or gone), at most NEWCOMER_WAIT_MS from now. */
-  const startAfterMesh = (peerIds: string[]) => {
-    const until = Date.now() + NEWCOMER_WAIT_MS;
-    newcomerWait = setInterval(() => {
-      const connections = new Map(mesh.byPeer());
-      const settled = peerIds.every((id) => ['connected', 'failed', 'closed', undefined].includes(connections.get(id)?.connectionState));
-      if (!settled && Date.now() < until) return;
-      cancelNewcomerWait();
-      if (choice?.path === 'sfu' && !call.active) void start(true);
-    }, NEWCOMER_CHECK_MS);
-  };
-  const up = () => {
-    cancelWarm();
-    handover.begin(arriving ?? options.others());
-    if (call.active) call.send(true);
-    // The others are warm (most likely: they warmed WARM_AFTER_MS after the second came): they only switch their cameras on.
-    else if (arriving && warmBelow) startAfterMesh(arriving);
-    else void start(true);
-  };
-  const down = () => {
-    cancelNewcomerWait();
-    // Going down in the middle of the move: a connection closed here may still carry this page's picture to
-    // its peer, which kept its side open; this page calls that peer (both calling is perfect negotiation's glare).
-    const closed = handover.end();
-    if (warmWanted()) call.send(false);
-    else call.stop();
-    for (const id of options.others()) {
-      if (closed.includes(id)) mesh.add(id, true);
-      else mesh.present(id);
-    }
-  };
+  const moves = createPathMoves({
+    call,
+    handover,
+    mesh,
+    others: options.others,
+    path: () => choice?.path ?? null,
+    warmWanted: () => warmBelow && choice?.path === 'mesh' && people === minParticipants - 1,
+  });
 
   return {
     /**
@@ -157,7 +93,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
       ({ minParticipants, warm: warmBelow } = joined.sfu);
-      choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? up() : down()));
+      choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? moves.up(arriving, warmBelow) : moves.down()));
       if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
       if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
@@ -166,7 +102,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       people = 1 + joined.peers.length;
       choice.count(people);
       arriving = null;
-      settle();
+      moves.settle();
       return choice.path === 'sfu' && !atThreshold;
     },
 
@@ -196,7 +132,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     counted(): void {
       people = 1 + options.others().length;
       choice?.count(people);
-      settle();
+      moves.settle();
     },
 
     get path() {
@@ -257,8 +193,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     },
 
     close(): void {
-      cancelWarm();
-      cancelNewcomerWait();
+      moves.stop();
       choice?.stop();
       handover.end();
       call.stop();
