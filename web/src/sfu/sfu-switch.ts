@@ -85,7 +85,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     /**
      * In the call (first or again): whether this page calls nobody peer to peer, as the call goes through the SFU.
      * The newcomer who brings the room to the threshold does call the others, who were still on the mesh; its
-     * SFU path starts at once too, and each peer's media moves to it when it comes (handover.ts). Someone who
+     * SFU path starts too (at once, or in a warm call once those connections are up: path-moves.ts), and each
+     * peer's media moves to it when it comes (handover.ts). Someone who
      * does not know yet that the call is recorded (told after `joined`) may call peers who are on the SFU
      * already: they do not answer, and its own handover closes those connections.
      */
