@@ -12,7 +12,7 @@ import type { SfuPin } from '../domain/sfu/sfu-rooms.repo.js';
 import { janusAnswers, type HandleEvent, type JanusHandle } from '../sfu/janus-client.js';
 import type { JanusInstances } from '../sfu/janus-instances.js';
 import { joinAsPublisher, joinAsSubscriber, listPublishers, type Publisher, type Subscriber } from '../sfu/video-room.js';
-import type { ServerMessage, SfuKind, SfuStream } from '../shared/protocol.js';
+import type { ServerMessage, SfuEntry, SfuKind, SfuStream } from '../shared/protocol.js';
 import type { Session } from './session.js';
 import { createEmptyRooms, isRoomGone } from './sfu-empty-rooms.js';
 import { createSfuRecording } from './sfu-recording.js';
@@ -41,9 +41,8 @@ const LONGEST_MOVE_RETRY_MS = 250;
 const ANSWERING_POLL_MS = 25;
 
 export interface SfuCalls {
-  readonly minParticipants: number;
-  /** Whether the pages keep their SFU path warm one below minParticipants (SFU_WARM). */
-  readonly warm: boolean;
+  /** What `joined` and `admitted` tell the pages of the SFU: its threshold, and whether they keep their path warm below it (SFU_WARM). */
+  readonly entry: SfuEntry;
   publish(session: Session, kind: SfuKind, offer: string): Promise<string>;
   unpublish(session: Session, kind: SfuKind): Promise<void>;
   subscribe(session: Session): Promise<{ sdp: string | null; streams: SfuStream[] }>;
@@ -237,8 +236,7 @@ export function createSfuCalls(options: SfuCallsOptions): SfuCalls {
   }
 
   return {
-    minParticipants: options.minParticipants,
-    warm: options.warm,
+    entry: { minParticipants: options.minParticipants, warm: options.warm },
     async publish(session, kind, offer) {
       const state = await stateOf(session);
       return serially(state, async () => {

@@ -139,11 +139,17 @@ export interface CallEntry {
   iceTransportPolicy: 'all' | 'relay';
   returnUrl: string;
   resumed: boolean;
-  /**
-   * Present when the server has an SFU: from `minParticipants` people in the call, media goes through it; `warm`:
-   * one below that, the pages publish silently and subscribe already (docs/design.md, "Group calls through an SFU", Warm path).
-   */
-  sfu?: { minParticipants: number; warm: boolean };
+  /** Present when the server has an SFU. */
+  sfu?: SfuEntry;
+}
+
+/**
+ * How a call uses the server's SFU: from `minParticipants` people in the call, media goes through it; `warm`: one
+ * below that, the pages publish silently and subscribe already (docs/design.md, "Group calls through an SFU", Warm path).
+ */
+export interface SfuEntry {
+  minParticipants: number;
+  warm: boolean;
 }
 
 export type ServerMessage =

@@ -114,7 +114,7 @@ async function enterCall(ctx: HubContext, session: Session, waiting: Participant
     settings: settingsOf(room),
     iceServers: ctx.options.iceServersFor(participant.peerId),
     iceTransportPolicy: ctx.options.iceTransportPolicy,
-    ...(ctx.sfu ? { sfu: { minParticipants: ctx.sfu.minParticipants, warm: ctx.sfu.warm } } : {}),
+    ...(ctx.sfu ? { sfu: ctx.sfu.entry } : {}),
     returnUrl: returnUrlOf(room, participant.role),
     resumed: false,
   });

@@ -87,7 +87,7 @@ export async function handleJoin(ctx: HubContext, session: Session, message: Ext
     settings: settingsOf(room),
     iceServers: ctx.options.iceServersFor(participant.peerId),
     iceTransportPolicy: ctx.options.iceTransportPolicy,
-    ...(ctx.sfu ? { sfu: { minParticipants: ctx.sfu.minParticipants, warm: ctx.sfu.warm } } : {}),
+    ...(ctx.sfu ? { sfu: ctx.sfu.entry } : {}),
     returnUrl: returnUrlOf(room, participant.role),
     resumed,
   });

@@ -62,8 +62,7 @@ const recordedAs = new Map<string, string | null>();
 const roomLostListeners: ((roomId: number) => void)[] = [];
 const fakeSfu = (): SfuCalls =>
   ({
-    minParticipants: 3,
-    warm: false,
+    entry: { minParticipants: 3, warm: false },
     record: async (session, base) => void recordedAs.set(session.participant!.peerId, base),
     onRoomLost: (listener) => void roomLostListeners.push(listener),
     leave: async () => {},
