@@ -13,8 +13,10 @@
 // signaling and connections stamped: support/call-timeline.ts). With
 // SFU_WARM=true, the third joining once the two pages' SFU path is warm
 // (docs/design.md, "Group calls through an SFU", Warm path); --cold:
-// SFU_WARM=false, the third joining as soon as the two see each other.
-//   npm run bench:sfu -- --first-frame=12 [--cold]
+// SFU_WARM=false. Each last person joins a call settled for --settle ms
+// (3000). Each round also measures a two-person join beside another call of
+// two: the same load on this machine's two cores as the third person's.
+//   npm run bench:sfu -- --first-frame=12 [--cold] [--threshold=4] [--settle=3000]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +36,10 @@ const paths = (options.get('paths') ?? 'mesh,sfu').split(',') as ('mesh' | 'sfu'
 const firstFrameRounds = Number(options.get('first-frame') ?? 0);
 /** --cold: the SFU path not kept warm (SFU_WARM=false), the third person joining as soon as the two see each other. */
 const cold = options.has('cold');
+/** --threshold=N: SFU_MIN_PARTICIPANTS (3); --threshold=4 keeps the call of three peer to peer, the floor a mesh sets. */
+const threshold = options.get('threshold') ?? '3';
+/** --settle=MS: how long a call runs before its last person joins, in --first-frame rounds (3 s by default). */
+const SETTLE_MS = Number(options.get('settle') ?? 3000);
 
 /** CPU seconds used so far by a process and its children (utime + stime, from /proc). */
 function cpuSeconds(pid: number): number {
@@ -99,7 +105,10 @@ async function measure(server: ServerProcess & { instanceToken: string }, browse
       await page.getByTestId('name-input').fill(`P${i}`);
       if (i > 0 && i === size - 1) {
         await everyoneSees(pages.slice(0, -1), size - 2, 90_000);
-        // The third person comes to a call of two settled as it is once the SFU path is warm (docs/design.md, "Group calls through an SFU").
+        // The last person comes to a call settled as it is some seconds in (its connections' setup over, the
+        // encoders ramped up), not in the middle of its start: SETTLE_MS, and warm, once the SFU path is warm
+        // (docs/design.md, "Group calls through an SFU", Warm path; WARM_AFTER_MS is less than SETTLE_MS).
+        if (firstFrameOnly) await sleep(SETTLE_MS);
         if (warmFirst) await everyoneWarm(pages.slice(0, -1), 30_000);
       }
       clicked = Date.now();
@@ -149,39 +158,77 @@ function stepTable(label: string, rounds: Map<string, number>[]): string {
   return `${label}\n\n${markdownTable(['step', 'median ms after the newcomer pressed Join', 'rounds with it'], rows)}`;
 }
 
+/**
+ * A call of two on `server` (a room of its own), started and left running: the load two people in a call put on
+ * this machine's two cores, beside which a two-person join is measured again. Returns what stops it.
+ */
+async function callBeside(server: ServerProcess & { instanceToken: string }, browser: Browser): Promise<() => Promise<void>> {
+  const room = await (
+    await fetch(`${server.url}/api/rooms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Beside', meeting_duration: 30, scheduled_at: new Date().toISOString() }),
+    })
+  ).json();
+  const contexts = await Promise.all([0, 1].map(() => browser.newContext({ viewport: { width: 800, height: 600 } })));
+  const stop = async () => void (await Promise.all(contexts.map((context) => context.close())));
+  try {
+    const pages = await Promise.all(contexts.map((context) => context.newPage()));
+    for (const [i, page] of pages.entries()) {
+      await page.goto(i === 0 ? room.host_join_url : room.guest_join_url);
+      await page.getByTestId('name-input').fill(`B${i}`);
+      await page.getByTestId('join-button').click();
+    }
+    await everyoneSees(pages, 1, 90_000);
+    await sleep(SETTLE_MS);
+    return stop;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 /** --first-frame=N: two people peer to peer and three through Janus in turn, the last joiner's first frame and its steps. */
 async function firstFrames(browser: Browser, janus: { url: string; apiSecret: string }) {
   const dirs = [fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-')), fs.mkdtempSync(path.join(os.tmpdir(), 'parley-bench-sfu-'))];
   const mesh = await startParley({ DATA_DIR: dirs[0]!, LOG_LEVEL: 'warn', SFU: 'off' });
-  const sfu = await startParley({ DATA_DIR: dirs[1]!, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, SFU_WARM: String(!cold) });
-  const times = { two: [] as number[], three: [] as number[] };
+  const sfu = await startParley({ DATA_DIR: dirs[1]!, LOG_LEVEL: 'warn', SFU: 'janus', JANUS_URLS: janus.url, JANUS_API_SECRET: janus.apiSecret, SFU_WARM: String(!cold), SFU_MIN_PARTICIPANTS: threshold });
+  const times = { two: [] as number[], twoBeside: [] as number[], three: [] as number[] };
   const newcomer: Map<string, number>[] = [];
   const earlier: Map<string, number>[] = [];
   const failed: string[] = [];
   try {
     for (let round = 0; round < firstFrameRounds; round++) {
       // A round whose call did not settle is told and left out (the upload table's run stops at one).
-      let two, three;
+      let two, twoBeside, three;
       try {
         two = await measure(mesh, browser, 2, null, true);
+        const stopBeside = await callBeside(mesh, browser);
+        twoBeside = await measure(mesh, browser, 2, null, true).finally(stopBeside);
         three = await measure(sfu, browser, 3, null, true, !cold);
       } catch (error) {
         failed.push(`round ${round + 1}: ${(error as Error).message.split('\n')[0]}`);
         continue;
       }
       times.two.push(two.firstFrameMs);
+      times.twoBeside.push(twoBeside.firstFrameMs);
       times.three.push(three.firstFrameMs);
       newcomer.push(three.steps[2]!);
       earlier.push(three.steps[0]!, three.steps[1]!);
-      console.error(`round ${round + 1}: two ${two.firstFrameMs} ms, three ${three.firstFrameMs} ms`);
+      console.error(`round ${round + 1}: two ${two.firstFrameMs} ms, two beside a call ${twoBeside.firstFrameMs} ms, three ${three.firstFrameMs} ms`);
     }
   } finally {
     await Promise.all([mesh.stop(), sfu.stop()]);
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   }
-  const [two, three] = [median(times.two), median(times.three)];
+  const [two, twoBeside, three] = [median(times.two), median(times.twoBeside), median(times.three)];
   if (failed.length) console.log(`Rounds left out: ${failed.join('; ')}\n`);
-  console.log(`Join to first remote frame, median of ${times.two.length}: two people peer to peer ${fixed(two, 0)} ms (${times.two.join(', ')}), the third person through Janus ${fixed(three, 0)} ms (${times.three.join(', ')}): ${fixed(three / two, 2)}x\n`);
+  console.log(`Join to first remote frame, median of ${times.two.length}:`);
+  console.log(`- two people peer to peer: ${fixed(two, 0)} ms (${times.two.join(', ')})`);
+  console.log(`- two people peer to peer beside another call of two: ${fixed(twoBeside, 0)} ms (${times.twoBeside.join(', ')})`);
+  const third = Number(threshold) > 3 ? `the third person, peer to peer (SFU_MIN_PARTICIPANTS=${threshold})` : 'the third person through Janus';
+  console.log(`- ${third}: ${fixed(three, 0)} ms (${times.three.join(', ')})`);
+  console.log(`- ratio: ${fixed(three / two, 2)}x a two-person join, ${fixed(three / twoBeside, 2)}x one beside a call\n`);
   console.log(stepTable('The third person (newcomer):', newcomer));
   console.log();
   console.log(stepTable('The two already there (both pages pooled):', earlier));

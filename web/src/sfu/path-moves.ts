@@ -1,10 +1,11 @@
 // What the page does when its call's media path changes (docs/design.md,
 // "Group calls through an SFU"), for sfu-switch.ts, which decides when:
-// going up, the SFU path sends (started, or switched on where it was warm)
-// and the handover keeps each peer-to-peer connection until that peer comes
-// through the SFU; going down, the SFU path goes back to warm or stops and
-// the mesh calls again; on the mesh, the SFU path warms one below the
-// threshold (Warm path) and stops further below.
+// going up, the page first lets its peer-to-peer connections come up (the
+// newcomer's first pictures come that way), then its SFU path sends (started,
+// or switched on where it was warm), and the handover keeps each peer-to-peer
+// connection until that peer comes through the SFU; going down, the SFU path
+// goes back to warm or stops and the mesh calls again; on the mesh, the SFU
+// path warms one below the threshold (Warm path) and stops further below.
 import type { Mesh } from '../mesh.js';
 import type { Handover } from './handover.js';
 import type { MediaPath } from './path-choice.js';
@@ -16,13 +17,24 @@ import type { SfuCall } from './sfu-call.js';
  */
 export const WARM_AFTER_MS = 2_000;
 /**
- * The newcomer at the threshold of a warm call starts its own SFU path once its peer-to-peer connections to those
- * already there are up, at most this long after: its first pictures come peer to peer, and its publication's
- * setup on the same cores slowed them (1.4x a two-person join started at once, 1.1-1.3x started this way:
- * bench/README.md, "Issue 41: the third person's first frame, warm"). Checked every NEWCOMER_CHECK_MS.
+ * Going up, every page (the newcomer who brought the room to the threshold, and those already there) waits until its
+ * peer-to-peer connections to the others carry pictures, at most this long, before its SFU path sends: the
+ * newcomer's first pictures come peer to peer, and setting up publications and subscriptions on the same cores at
+ * that moment slowed them (bench/README.md, "Issue 41: the third person's first frame, mesh first"). Nobody waits
+ * for a picture meanwhile: everyone shows everyone peer to peer. Checked every MESH_FIRST_CHECK_MS.
  */
-const NEWCOMER_WAIT_MS = 1_000;
-const NEWCOMER_CHECK_MS = 50;
+export const MESH_FIRST_MS = 1_000;
+const MESH_FIRST_CHECK_MS = 50;
+
+/** Whether the connection is up and has decoded a video frame. */
+async function decodesVideo(pc: RTCPeerConnection | undefined): Promise<boolean> {
+  if (pc?.connectionState !== 'connected') return false;
+  let decoded = false;
+  (await pc.getStats().catch(() => new Map())).forEach((s) => {
+    if (s.type === 'inbound-rtp' && s.kind === 'video' && s.framesDecoded > 0) decoded = true;
+  });
+  return decoded;
+}
 
 export interface PathMovesOptions {
   call: SfuCall;
@@ -39,30 +51,59 @@ export interface PathMovesOptions {
 export function createPathMoves(options: PathMovesOptions) {
   const { call, handover, mesh } = options;
   let warmTimer: ReturnType<typeof setTimeout> | null = null;
-  /** A newcomer's SFU start waiting for its peer-to-peer connections (up). */
-  let newcomerWait: ReturnType<typeof setInterval> | null = null;
+  /** Going up, the SFU path's sending waits for the peer-to-peer connections (sendAfterMesh). */
+  let meshFirst: ReturnType<typeof setInterval> | null = null;
 
   const cancelWarm = () => {
     if (warmTimer !== null) clearTimeout(warmTimer);
     warmTimer = null;
   };
-  const cancelNewcomerWait = () => {
-    if (newcomerWait !== null) clearInterval(newcomerWait);
-    newcomerWait = null;
+  const cancelMeshFirst = () => {
+    if (meshFirst !== null) clearInterval(meshFirst);
+    meshFirst = null;
   };
   // Janus refused or could not be reached: the next change of people tries again.
   const start = (send: boolean) => call.start(send).catch(() => call.stop());
 
-  /** Starts the SFU path once the peer-to-peer connections to `peerIds` are up (or gone), at most NEWCOMER_WAIT_MS from now. */
-  function startAfterMesh(peerIds: string[]): void {
-    const until = Date.now() + NEWCOMER_WAIT_MS;
-    newcomerWait = setInterval(() => {
+  /**
+   * The SFU path sends (switched on where warm, started otherwise) once the peer-to-peer connections to `peerIds`
+   * carry pictures (decoded a video frame), failed, or went with their peer, at most MESH_FIRST_MS from now. A page
+   * already there may not have the newcomer's connection yet: the newcomer's offer is on its way. Connected is not
+   * enough: the first frames come some 100 ms later, and a publication set up meanwhile slowed them.
+   */
+  function sendAfterMesh(peerIds: string[]): void {
+    cancelMeshFirst();
+    const until = Date.now() + MESH_FIRST_MS;
+    const send = () => {
+      cancelMeshFirst();
+      if (options.path() !== 'sfu') return;
+      if (call.active) call.send(true);
+      else void start(true);
+    };
+    // A peer with no connection yet is waited for unless it left: an offer is on its way (the newcomer's to those
+    // already there), or the newcomer makes its connections just after its joined, whose peers its list of the
+    // others may show later still.
+    const seen = new Set<string>();
+    const waiting = () => {
       const connections = new Map(mesh.byPeer());
-      const settled = peerIds.every((id) => ['connected', 'failed', 'closed', undefined].includes(connections.get(id)?.connectionState));
-      if (!settled && Date.now() < until) return;
-      cancelNewcomerWait();
-      if (options.path() === 'sfu' && !call.active) void start(true);
-    }, NEWCOMER_CHECK_MS);
+      const here = new Set(options.others());
+      for (const id of here) seen.add(id);
+      return peerIds.filter((id) => {
+        const pc = connections.get(id);
+        return pc ? !['failed', 'closed'].includes(pc.connectionState) : here.has(id) || !seen.has(id);
+      });
+    };
+    if (!waiting().length) return send();
+    let checking = false;
+    const timer = setInterval(async () => {
+      if (checking) return;
+      checking = true;
+      const connections = new Map(mesh.byPeer());
+      const pictured = await Promise.all(waiting().map((id) => decodesVideo(connections.get(id)))).finally(() => (checking = false));
+      // Still this wait (not cancelled, nor replaced by another, meanwhile)?
+      if (meshFirst === timer && (pictured.every(Boolean) || Date.now() >= until)) send();
+    }, MESH_FIRST_CHECK_MS);
+    meshFirst = timer;
   }
 
   return {
@@ -82,19 +123,19 @@ export function createPathMoves(options: PathMovesOptions) {
 
     /**
      * The path went up. `arriving`: this page is the newcomer who brought the room to the threshold, calling these
-     * peers peer to peer; `warm`: the others keep their SFU path warm (most likely warmed WARM_AFTER_MS after the
-     * second came), so they only switch their cameras on, and this page's own SFU path waits for its first pictures.
+     * peers peer to peer; otherwise the handover covers everyone else (the newcomer included). `straight`: this page
+     * goes to the SFU from its join (the fourth person and later, a call known to be recorded, a resume), with no
+     * peer-to-peer connection to wait for.
      */
-    up(arriving: string[] | null, warm: boolean): void {
+    up(arriving: string[] | null, straight = false): void {
       cancelWarm();
-      handover.begin(arriving ?? options.others());
-      if (call.active) call.send(true);
-      else if (arriving && warm) startAfterMesh(arriving);
-      else void start(true);
+      const peers = arriving ?? options.others();
+      handover.begin(peers);
+      sendAfterMesh(straight ? [] : peers);
     },
 
     down(): void {
-      cancelNewcomerWait();
+      cancelMeshFirst();
       // Going down in the middle of the move: a connection closed here may still carry this page's picture to
       // its peer, which kept its side open; this page calls that peer (both calling is perfect negotiation's glare).
       const closed = handover.end();
@@ -108,7 +149,7 @@ export function createPathMoves(options: PathMovesOptions) {
 
     stop(): void {
       cancelWarm();
-      cancelNewcomerWait();
+      cancelMeshFirst();
     },
   };
 }

@@ -1,10 +1,11 @@
 // Moving a call between its two media paths (docs/design.md, "Group calls
 // through an SFU"): the mesh (../mesh.ts) below the server's threshold, the
-// SFU (sfu-call.ts) from it. One below the threshold the SFU path is warm:
+// SFU (sfu-call.ts) from it. With SFU_WARM, one below the threshold the SFU path is warm:
 // published and subscribed, sending nothing (Jitsi keeps its bridge connection
 // under a peer-to-peer call the same way), so that the third person's arrival
 // only switches the cameras on there. Going up, the page sends on its SFU path
-// (starting it, if it was not warm) and keeps each peer-to-peer connection
+// (starting it, if it was not warm) once its peer-to-peer connections are up
+// (path-moves.ts: the newcomer's first pictures come that way), and keeps each peer-to-peer connection
 // until that peer's media comes through the SFU (make-before-break,
 // handover.ts); the newcomer who brings the room to the threshold calls the
 // others peer to peer too, as they are still on the mesh. While it is up, the
@@ -70,6 +71,8 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
   let recorded = false;
   /** The peers a newcomer at the threshold calls peer to peer while its SFU path comes up (entered). */
   let arriving: string[] | null = null;
+  /** In entered(): a page going up there without `arriving` goes straight to the SFU, with no peer-to-peer connection to wait for. */
+  let entering = false;
   const { call, handover } = sfuPath(options, () => rtcConfig);
 
   const moves = createPathMoves({
@@ -85,7 +88,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     /**
      * In the call (first or again): whether this page calls nobody peer to peer, as the call goes through the SFU.
      * The newcomer who brings the room to the threshold does call the others, who were still on the mesh; its
-     * SFU path starts too (at once, or in a warm call once those connections are up: path-moves.ts), and each
+     * SFU path sends once those connections are up (path-moves.ts), and each
      * peer's media moves to it when it comes (handover.ts). Someone who
      * does not know yet that the call is recorded (told after `joined`) may call peers who are on the SFU
      * already: they do not answer, and its own handover closes those connections.
@@ -94,15 +97,17 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
       rtcConfig = { iceServers: joined.iceServers as RTCIceServer[], iceTransportPolicy: joined.iceTransportPolicy };
       if (!joined.sfu) return false;
       ({ minParticipants, warm: warmBelow } = joined.sfu);
-      choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? moves.up(arriving, warmBelow) : moves.down()));
+      choice ??= createPathChoice(joined.sfu.minParticipants, (path) => (path === 'sfu' ? moves.up(arriving, entering && !arriving) : moves.down()));
+      const atThreshold = !joined.resumed && !recorded && choice.path === 'mesh' && joined.peers.length + 1 === joined.sfu.minParticipants;
+      arriving = atThreshold ? joined.peers.map((peer) => peer.id) : null;
+      entering = true;
       if (recorded) choice.recording(true);
       // Back after a drop: the server let our publication and subscription go with the old connection.
       if (joined.resumed && call.active) void call.handle({ type: 'sfu-restart' }).catch(() => call.stop());
-      const atThreshold = !joined.resumed && !recorded && choice.path === 'mesh' && joined.peers.length + 1 === joined.sfu.minParticipants;
-      arriving = atThreshold ? joined.peers.map((peer) => peer.id) : null;
       people = 1 + joined.peers.length;
       choice.count(people);
       arriving = null;
+      entering = false;
       moves.settle();
       return choice.path === 'sfu' && !atThreshold;
     },
