@@ -81,14 +81,20 @@ const bytes = (page: Page) =>
     return { sent, received };
   });
 
-async function measure(server: ServerProcess & { instanceToken: string }, browser: Browser, size: number, janusPid: number | null, firstFrameOnly = false, warmFirst = false) {
-  const room = await (
-    await fetch(`${server.url}/api/rooms`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Bench', meeting_duration: 30, scheduled_at: new Date().toISOString() }),
-    })
-  ).json();
+type BenchServer = ServerProcess & { instanceToken: string };
+
+/** A room on `server`, created through the API with its instance token. */
+async function createRoom(server: BenchServer, name: string): Promise<{ host_join_url: string; guest_join_url: string }> {
+  const response = await fetch(`${server.url}/api/rooms`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, meeting_duration: 30, scheduled_at: new Date().toISOString() }),
+  });
+  return response.json();
+}
+
+async function measure(server: BenchServer, browser: Browser, size: number, janusPid: number | null, firstFrameOnly = false, warmFirst = false) {
+  const room = await createRoom(server, 'Bench');
   const contexts: BrowserContext[] = [];
   const pages: Page[] = [];
   let firstFrameMs = 0;
@@ -162,14 +168,8 @@ function stepTable(label: string, rounds: Map<string, number>[]): string {
  * A call of two on `server` (a room of its own), started and left running: the load two people in a call put on
  * this machine's two cores, beside which a two-person join is measured again. Returns what stops it.
  */
-async function callBeside(server: ServerProcess & { instanceToken: string }, browser: Browser): Promise<() => Promise<void>> {
-  const room = await (
-    await fetch(`${server.url}/api/rooms`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.instanceToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Beside', meeting_duration: 30, scheduled_at: new Date().toISOString() }),
-    })
-  ).json();
+async function callBeside(server: BenchServer, browser: Browser): Promise<() => Promise<void>> {
+  const room = await createRoom(server, 'Beside');
   const contexts = await Promise.all([0, 1].map(() => browser.newContext({ viewport: { width: 800, height: 600 } })));
   const stop = async () => void (await Promise.all(contexts.map((context) => context.close())));
   try {
