@@ -1,11 +1,12 @@
 // Moving a call between its two media paths (docs/design.md, "Group calls
 // through an SFU"): the mesh (../mesh.ts) below the server's threshold, the
-// SFU (sfu-call.ts) from it. With SFU_WARM, one below the threshold the SFU path is warm:
-// published and subscribed, sending nothing (Jitsi keeps its bridge connection
-// under a peer-to-peer call the same way), so that the third person's arrival
-// only switches the cameras on there. Going up, the page sends on its SFU path
-// (starting it, if it was not warm) once its peer-to-peer connections are up
-// (path-moves.ts: the newcomer's first pictures come that way), and keeps each peer-to-peer connection
+// SFU (sfu-call.ts) from it. With SFU_WARM, one below the threshold the SFU
+// path is warm: published and subscribed, sending nothing (Jitsi keeps its
+// bridge connection under a peer-to-peer call the same way), so that the third
+// person's arrival only switches the cameras on there. Going up, the page
+// sends on its SFU path (starting it, if it was not warm) once its
+// peer-to-peer connections carry pictures (path-moves.ts: the newcomer's
+// first pictures come that way), and keeps each peer-to-peer connection
 // until that peer's media comes through the SFU (make-before-break,
 // handover.ts); the newcomer who brings the room to the threshold calls the
 // others peer to peer too, as they are still on the mesh. While it is up, the
@@ -88,7 +89,7 @@ export function createSfuSwitch(options: SfuSwitchOptions) {
     /**
      * In the call (first or again): whether this page calls nobody peer to peer, as the call goes through the SFU.
      * The newcomer who brings the room to the threshold does call the others, who were still on the mesh; its
-     * SFU path sends once those connections are up (path-moves.ts), and each
+     * SFU path sends once those connections carry pictures (path-moves.ts), and each
      * peer's media moves to it when it comes (handover.ts). Someone who
      * does not know yet that the call is recorded (told after `joined`) may call peers who are on the SFU
      * already: they do not answer, and its own handover closes those connections.
