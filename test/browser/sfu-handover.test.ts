@@ -53,6 +53,11 @@ const watch = (page: Page, name: string) =>
       const videos = [...document.querySelectorAll<HTMLVideoElement>('[data-testid="remote-video"]')];
       const video = videos.find((v) => v.getAttribute('aria-label') === `Video of ${name}`);
       const stream = video?.srcObject instanceof MediaStream ? video.srcObject : null;
+      // What the tile shows, read before the stats: the tile's stream keeps its identity while its tracks change, so
+      // read after the awaits (longer on a loaded machine) it could name a track switched to after its frames were read.
+      const at = Date.now();
+      const shown = stream?.getVideoTracks()[0]?.id ?? null;
+      const picture = !!video && video.videoWidth > 0 && video.readyState >= 2;
       const frames: Record<string, number> = {};
       for (const pc of w.__pcs) {
         if (pc.connectionState === 'closed') continue;
@@ -62,7 +67,7 @@ const watch = (page: Page, name: string) =>
         });
       }
       const sounds = videos.map((v) => (v.srcObject instanceof MediaStream ? v.srcObject.getAudioTracks().length : 0));
-      samples.push({ at: Date.now(), shown: stream?.getVideoTracks()[0]?.id ?? null, frames, picture: !!video && video.videoWidth > 0 && video.readyState >= 2, sounds });
+      samples.push({ at, shown, frames, picture, sounds });
     }, 50);
   }, name);
 
