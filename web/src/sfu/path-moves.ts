@@ -1,7 +1,7 @@
 // What the page does when its call's media path changes (docs/design.md,
 // "Group calls through an SFU"), for sfu-switch.ts, which decides when:
-// going up, the page first lets its peer-to-peer connections come up (the
-// newcomer's first pictures come that way), then its SFU path sends (started,
+// going up, the page first lets its peer-to-peer connections carry pictures
+// (the newcomer's first pictures come that way), then its SFU path sends (started,
 // or switched on where it was warm), and the handover keeps each peer-to-peer
 // connection until that peer comes through the SFU; going down, the SFU path
 // goes back to warm or stops and the mesh calls again; on the mesh, the SFU
